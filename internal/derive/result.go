@@ -1,0 +1,178 @@
+// Package derive turns one LLM request span into TTFT, TPOT, ITL, E2E, queue
+// time and token counts, following the project's definitions (README,
+// "Formulas"). It reads spans through pdata's zero-allocation accessors and
+// never writes to them: writing is the processor's job.
+package derive
+
+import "strings"
+
+// Status says whether a derived value exists.
+type Status uint8
+
+const (
+	// Missing: the value applies to this request but could not be derived
+	// (not emitted, or the input was bad). An SLO on it cannot be decided.
+	Missing Status = iota
+	// Known: V holds the value.
+	Known
+	// NotApplicable: the value has no meaning for this request (TPOT of a
+	// one-token output, TTFT of a non-streaming client call). An SLO on it
+	// holds, as in vLLM's and DistServe's goodput.
+	NotApplicable
+)
+
+// Value is a derived duration in seconds.
+type Value struct {
+	V float64
+	S Status
+}
+
+func known(v float64) Value { return Value{V: v, S: Known} }
+
+var notApplicable = Value{S: NotApplicable}
+
+// Tri is a boolean that may be unknown.
+type Tri uint8
+
+const (
+	Unknown Tri = iota
+	True
+	False
+)
+
+// Origin is where TTFT and E2E came from.
+type Origin uint8
+
+const (
+	// FromSpan: only span start and end were usable.
+	FromSpan Origin = iota
+	// FromEvents: per-chunk or first-token span events.
+	FromEvents
+	// FromAttributes: the producer's own timing attributes.
+	FromAttributes
+)
+
+var originNames = [...]string{FromSpan: "span", FromEvents: "events", FromAttributes: "attributes"}
+
+func (o Origin) String() string { return originNames[o] }
+
+// Result is everything derived from one request span.
+type Result struct {
+	Preset string
+	// PresetIndex is the preset's position in the table's matching order.
+	PresetIndex int
+	Layer  string
+	Origin Origin
+	// Qualifiers note how a value was obtained when it departs from the
+	// preset's usual path (e.g. "n=4", "output_tokens_from_chunks").
+	Qualifiers []string
+
+	TTFT, TPOT, E2E, ITLMean, ITLMax, QueueTime Value
+
+	OutputTokens, InputTokens       int64
+	HasOutputTokens, HasInputTokens bool
+
+	Stream Tri
+	Model  string
+	// Failed is true when the span's status is Error.
+	Failed bool
+
+	Errors Errors
+}
+
+// Field names a derived input, for error reporting.
+type Field uint8
+
+const (
+	FieldSpan Field = iota
+	FieldEvents
+	FieldTTFT
+	FieldE2E
+	FieldTPOT
+	FieldITL
+	FieldQueueTime
+	FieldOutputTokens
+	FieldInputTokens
+	FieldRequestN
+	FieldStream
+	// NumFields is the number of fields.
+	NumFields
+)
+
+var fieldNames = [NumFields]string{"span", "events", "ttft", "e2e", "tpot", "itl", "queue_time", "output_tokens", "input_tokens", "request_n", "stream"}
+
+func (f Field) String() string { return fieldNames[f] }
+
+// Reason says why a field is missing or was repaired.
+type Reason uint8
+
+const (
+	NoReason Reason = iota
+	// InvalidValue: negative, NaN, infinite or unparseable.
+	InvalidValue
+	// InvalidType: a type that cannot hold the field (a bool for a duration).
+	InvalidType
+	// OutOfRange: a finite value beyond any real request (see the limits).
+	OutOfRange
+	// EndBeforeStart: the span ends before it starts.
+	EndBeforeStart
+	// MissingTimestamps: the span has no start time.
+	MissingTimestamps
+	// OutsideSpan: output events lie before the span start or after its end,
+	// so event timing is not used.
+	OutsideSpan
+	// Duplicate: events with the same name and timestamp were counted once.
+	Duplicate
+	// NotEmitted: the producer gave nothing for a field that applies.
+	NotEmitted
+	// Inconsistent: the inputs contradict each other (TTFT after E2E).
+	Inconsistent
+	// NumReasons is the number of reasons, NoReason included.
+	NumReasons
+)
+
+var reasonNames = [NumReasons]string{"", "invalid_value", "invalid_type", "out_of_range", "end_before_start", "missing_timestamps", "outside_span", "duplicate", "not_emitted", "inconsistent"}
+
+func (r Reason) String() string { return reasonNames[r] }
+
+// Errors holds at most one reason per field. It is a comparable array so it
+// can key a cache of its rendered string.
+type Errors [NumFields]Reason
+
+// Set records reason for field unless one is already recorded.
+func (e *Errors) Set(f Field, r Reason) {
+	if e[f] == NoReason {
+		e[f] = r
+	}
+}
+
+// Empty reports whether no reason is recorded.
+func (e *Errors) Empty() bool { return *e == Errors{} }
+
+// Each calls fn for every recorded field and reason, in field order.
+func (e *Errors) Each(fn func(Field, Reason)) {
+	for f, r := range e {
+		if r != NoReason {
+			fn(Field(f), r)
+		}
+	}
+}
+
+// String renders "field:reason" pairs joined by commas, e.g.
+// "ttft:not_emitted,output_tokens:invalid_value".
+func (e *Errors) String() string {
+	var b strings.Builder
+	e.Each(func(f Field, r Reason) {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(f.String())
+		b.WriteByte(':')
+		b.WriteString(r.String())
+	})
+	return b.String()
+}
+
+// FieldNames and ReasonNames list the vocabulary, for documentation and tests.
+func FieldNames() []string  { return fieldNames[:] }
+func ReasonNames() []string { return reasonNames[1:] }

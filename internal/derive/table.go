@@ -1,0 +1,221 @@
+package derive
+
+import (
+	"slices"
+	"strings"
+	"sync"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/llmslo/llmslo/internal/preset"
+)
+
+// Table is a set of presets compiled for one-pass reading: every attribute
+// key and event name that any preset reads gets a slot, so a span's
+// attributes and events are each scanned once, whatever the number of
+// presets. Build it once per configuration; it is read-only afterwards and
+// safe for concurrent use.
+type Table struct {
+	presets []compiled
+
+	attrSlot map[string]int
+	// firstByte filters keys before the map lookup: a span of an unrelated
+	// library (http.*, db.*, ...) costs one byte test per attribute.
+	firstByte [256]bool
+	eventSlot map[string]int
+	numAttrs  int
+	numEvents int
+	opSlot    int
+
+	tokenAware bool
+	pool       sync.Pool // of *scratch
+}
+
+type condKind uint8
+
+const (
+	condSpanName condKind = iota
+	condSpanNameContains
+	condAttr
+	condEvent
+)
+
+type compiledCond struct {
+	kind   condKind
+	text   string
+	slot   int
+	values []string
+}
+
+type timing struct {
+	slot int
+	unit preset.Unit
+}
+
+type compiled struct {
+	p        *preset.Preset
+	index    int
+	any, all []compiledCond
+
+	ttft, e2e, itlMean, queue       []timing
+	output, input, reqN, stream, mdl []int
+	chunk, first                     []int // event slots
+	tokenCount                       string
+
+	source [3]string // "<name>:<origin>", by Origin
+}
+
+// Options tune the derivation.
+type Options struct {
+	// TokenAwareITL divides each chunk's gap by the chunk's token count,
+	// spreading it over the tokens it delivered (SGLang's native backend,
+	// DistServe). Off: one gap per chunk (vLLM, the GenAI conventions).
+	TokenAwareITL bool
+}
+
+// NewTable compiles presets, in matching order.
+func NewTable(presets []*preset.Preset, opts Options) *Table {
+	t := &Table{attrSlot: map[string]int{}, eventSlot: map[string]int{}, tokenAware: opts.TokenAwareITL}
+	t.opSlot = t.attr(preset.OperationNameKey)
+	for _, p := range presets {
+		c := compiled{p: p, index: len(t.presets), tokenCount: p.Ev.TokenCount}
+		c.any = t.conds(p.Match.Any)
+		c.all = t.conds(p.Match.All)
+		c.ttft = t.timings(p.Map.TTFT)
+		c.e2e = t.timings(p.Map.E2E)
+		c.itlMean = t.timings(p.Map.ITLMean)
+		c.queue = t.timings(p.Map.QueueTime)
+		c.output = t.attrs(p.Map.OutputTokens)
+		c.input = t.attrs(p.Map.InputTokens)
+		c.reqN = t.attrs(p.Map.RequestN)
+		c.stream = t.attrs(p.Map.Stream)
+		c.mdl = t.attrs(p.Map.Model)
+		c.chunk = t.events(p.Ev.Chunk)
+		c.first = t.events(p.Ev.FirstToken)
+		for o := range c.source {
+			c.source[o] = p.Name + ":" + Origin(o).String()
+		}
+		t.presets = append(t.presets, c)
+	}
+	return t
+}
+
+func (t *Table) attr(key string) int {
+	if s, ok := t.attrSlot[key]; ok {
+		return s
+	}
+	s := t.numAttrs
+	t.attrSlot[key] = s
+	t.numAttrs++
+	if key != "" {
+		t.firstByte[key[0]] = true
+	}
+	return s
+}
+
+func (t *Table) attrs(keys []string) []int {
+	var out []int
+	for _, k := range keys {
+		out = append(out, t.attr(k))
+	}
+	return out
+}
+
+func (t *Table) timings(ts []preset.TimingAttr) []timing {
+	var out []timing
+	for _, x := range ts {
+		out = append(out, timing{slot: t.attr(x.Key), unit: x.Unit})
+	}
+	return out
+}
+
+func (t *Table) event(name string) int {
+	if s, ok := t.eventSlot[name]; ok {
+		return s
+	}
+	s := t.numEvents
+	t.eventSlot[name] = s
+	t.numEvents++
+	return s
+}
+
+func (t *Table) events(names []string) []int {
+	var out []int
+	for _, n := range names {
+		out = append(out, t.event(n))
+	}
+	return out
+}
+
+func (t *Table) conds(cs []preset.Cond) []compiledCond {
+	var out []compiledCond
+	for _, c := range cs {
+		switch {
+		case c.SpanName != "":
+			out = append(out, compiledCond{kind: condSpanName, text: c.SpanName})
+		case c.SpanNameContains != "":
+			out = append(out, compiledCond{kind: condSpanNameContains, text: c.SpanNameContains})
+		case c.Attribute != "":
+			out = append(out, compiledCond{kind: condAttr, slot: t.attr(c.Attribute), values: slices.Clone(c.AttributeValues)})
+		case c.Event != "":
+			out = append(out, compiledCond{kind: condEvent, slot: t.event(c.Event)})
+		}
+	}
+	return out
+}
+
+// eventKind classifies event names for this preset.
+func (c *compiled) eventKind(t *Table) func(string) eventKind {
+	return func(name string) eventKind {
+		slot, ok := t.eventSlot[name]
+		if !ok {
+			return notOutput
+		}
+		if slices.Contains(c.chunk, slot) {
+			return chunkEvent
+		}
+		if slices.Contains(c.first, slot) {
+			return firstTokenEvent
+		}
+		return notOutput
+	}
+}
+
+func (c *compiledCond) holds(name string, s *scratch) bool {
+	switch c.kind {
+	case condSpanName:
+		return name == c.text
+	case condSpanNameContains:
+		return strings.Contains(name, c.text)
+	case condAttr:
+		if !s.has[c.slot] {
+			return false
+		}
+		if len(c.values) == 0 {
+			return true
+		}
+		v := s.vals[c.slot]
+		return v.Type() == pcommon.ValueTypeStr && slices.Contains(c.values, v.Str())
+	default:
+		return s.eventCount[c.slot] > 0
+	}
+}
+
+func (c *compiled) matches(name string, s *scratch) bool {
+	anyHolds := false
+	for i := range c.any {
+		if c.any[i].holds(name, s) {
+			anyHolds = true
+			break
+		}
+	}
+	if !anyHolds {
+		return false
+	}
+	for i := range c.all {
+		if !c.all[i].holds(name, s) {
+			return false
+		}
+	}
+	return true
+}

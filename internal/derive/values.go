@@ -1,0 +1,202 @@
+package derive
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/llmslo/llmslo/internal/preset"
+)
+
+// Limits beyond which a finite value is taken as corrupt rather than real.
+const (
+	// MaxSeconds bounds every duration: no LLM request runs for a week.
+	MaxSeconds = 7 * 24 * 3600
+	// MaxTokens bounds every token count (2^24, 16.7 M): far above any
+	// model's output limit, far below a counter gone wrong.
+	MaxTokens = 1 << 24
+)
+
+// parseSeconds reads a duration attribute in unit u as seconds. spanStart
+// (Unix ns) anchors the Timestamp unit.
+func parseSeconds(v pcommon.Value, u preset.Unit, spanStart uint64) (float64, Reason) {
+	var x float64
+	switch v.Type() {
+	case pcommon.ValueTypeDouble:
+		x = v.Double()
+	case pcommon.ValueTypeInt:
+		x = float64(v.Int())
+	case pcommon.ValueTypeStr:
+		s := v.Str()
+		switch u {
+		case preset.Duration:
+			d, ok := ParseDuration(s)
+			if !ok {
+				return 0, InvalidValue
+			}
+			x, u = d, preset.Seconds
+		case preset.Timestamp:
+			t, ok := parseTimestamp(s)
+			if !ok {
+				return 0, InvalidValue
+			}
+			return sinceStart(t, spanStart)
+		default:
+			f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil {
+				return 0, InvalidValue
+			}
+			x = f
+		}
+	default:
+		return 0, InvalidType
+	}
+	if u == preset.Timestamp {
+		// A numeric timestamp is Unix nanoseconds.
+		if math.IsNaN(x) || x < 0 || x > math.MaxInt64 {
+			return 0, InvalidValue
+		}
+		return sinceStart(int64(x), spanStart)
+	}
+	if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+		return 0, InvalidValue
+	}
+	x = u.Seconds(x)
+	if x > MaxSeconds {
+		return 0, OutOfRange
+	}
+	return x, NoReason
+}
+
+func sinceStart(unixNano int64, spanStart uint64) (float64, Reason) {
+	if unixNano < int64(spanStart) {
+		return 0, InvalidValue
+	}
+	x := float64(unixNano-int64(spanStart)) / 1e9
+	if x > MaxSeconds {
+		return 0, OutOfRange
+	}
+	return x, NoReason
+}
+
+func parseTimestamp(s string) (int64, bool) {
+	s = strings.Trim(strings.TrimSpace(s), `"`)
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0, false
+	}
+	return t.UnixNano(), true
+}
+
+// parseCount reads a token count.
+func parseCount(v pcommon.Value) (int64, Reason) {
+	var n int64
+	switch v.Type() {
+	case pcommon.ValueTypeInt:
+		n = v.Int()
+	case pcommon.ValueTypeDouble:
+		f := v.Double()
+		if math.IsNaN(f) || math.IsInf(f, 0) || f != math.Trunc(f) {
+			return 0, InvalidValue
+		}
+		if f > MaxTokens || f < 0 {
+			if f < 0 {
+				return 0, InvalidValue
+			}
+			return 0, OutOfRange
+		}
+		n = int64(f)
+	case pcommon.ValueTypeStr:
+		i, err := strconv.ParseInt(strings.TrimSpace(v.Str()), 10, 64)
+		if err != nil {
+			return 0, InvalidValue
+		}
+		n = i
+	default:
+		return 0, InvalidType
+	}
+	if n < 0 {
+		return 0, InvalidValue
+	}
+	if n > MaxTokens {
+		return 0, OutOfRange
+	}
+	return n, NoReason
+}
+
+// parseBool reads a stream flag: a bool, or a string such as "True" (LiteLLM).
+func parseBool(v pcommon.Value) (Tri, Reason) {
+	switch v.Type() {
+	case pcommon.ValueTypeBool:
+		if v.Bool() {
+			return True, NoReason
+		}
+		return False, NoReason
+	case pcommon.ValueTypeStr:
+		switch s := strings.TrimSpace(v.Str()); {
+		case strings.EqualFold(s, "true"):
+			return True, NoReason
+		case strings.EqualFold(s, "false"):
+			return False, NoReason
+		}
+		return Unknown, InvalidValue
+	default:
+		return Unknown, InvalidType
+	}
+}
+
+// ParseDuration parses a duration string as Go's time.Duration and Rust's
+// Debug format of std::time::Duration print it ("1.234567ms", "2.5s",
+// "850µs", "850us", "12ns", "1m2.5s", "1h0m0s") into seconds. It reports
+// false for anything else, including negative values.
+func ParseDuration(s string) (float64, bool) {
+	s = strings.Trim(strings.TrimSpace(s), `"`)
+	if s == "" || s[0] == '-' {
+		return 0, false
+	}
+	var total float64
+	for s != "" {
+		i := 0
+		for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.') {
+			i++
+		}
+		if i == 0 {
+			return 0, false
+		}
+		num, err := strconv.ParseFloat(s[:i], 64)
+		if err != nil {
+			return 0, false
+		}
+		s = s[i:]
+		j := 0
+		for j < len(s) && !(s[j] >= '0' && s[j] <= '9' || s[j] == '.') {
+			j++
+		}
+		var scale float64
+		switch s[:j] {
+		case "ns":
+			scale = 1e-9
+		case "us", "µs", "μs":
+			scale = 1e-6
+		case "ms":
+			scale = 1e-3
+		case "s":
+			scale = 1
+		case "m":
+			scale = 60
+		case "h":
+			scale = 3600
+		default:
+			return 0, false
+		}
+		total += num * scale
+		s = s[j:]
+	}
+	if math.IsInf(total, 0) {
+		return 0, false
+	}
+	return total, true
+}

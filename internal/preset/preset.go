@@ -1,0 +1,225 @@
+// Package preset describes, per LLM telemetry producer, how to recognise its
+// request spans and where each latency input lives on them. A preset is data,
+// not code: the derivation in package derive reads any preset the same way,
+// and a user-defined preset in the configuration is as capable as a built-in.
+package preset
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Layer values: which side of the network the span's producer sits on.
+const (
+	LayerClient = "client"
+	LayerServer = "server"
+)
+
+// Unit is the unit of a timing attribute's value.
+type Unit uint8
+
+const (
+	// Seconds: a number of seconds (the convention of every known producer).
+	Seconds Unit = iota
+	Milliseconds
+	Microseconds
+	Nanoseconds
+	// Duration: a string such as "1.5ms", "2.5s" or "850µs" (Go's
+	// time.Duration and Rust's Debug format of std::time::Duration).
+	Duration
+	// Timestamp: an absolute time (RFC 3339, possibly JSON-quoted, or Unix
+	// nanoseconds); the field is that time minus the span start.
+	Timestamp
+)
+
+var unitNames = map[string]Unit{"s": Seconds, "ms": Milliseconds, "us": Microseconds, "µs": Microseconds, "ns": Nanoseconds, "duration": Duration, "timestamp": Timestamp}
+
+// UnitNames lists the spellings ParseUnit accepts, for error messages.
+const UnitNames = `"s", "ms", "us", "ns", "duration", "timestamp"`
+
+// ParseUnit parses a unit name; the empty string means seconds.
+func ParseUnit(s string) (Unit, error) {
+	if s == "" {
+		return Seconds, nil
+	}
+	u, ok := unitNames[s]
+	if !ok {
+		return 0, fmt.Errorf("unknown unit %q: allowed values are %s", s, UnitNames)
+	}
+	return u, nil
+}
+
+// Seconds converts a number in unit u to seconds.
+func (u Unit) Seconds(v float64) float64 {
+	switch u {
+	case Milliseconds:
+		return v / 1e3
+	case Microseconds:
+		return v / 1e6
+	case Nanoseconds:
+		return v / 1e9
+	default:
+		return v
+	}
+}
+
+// TimingAttr names an attribute holding a duration and its unit.
+type TimingAttr struct {
+	Key  string
+	Unit Unit
+}
+
+// Mapping says which span attributes feed each derived field. Where a field
+// lists several keys, the first one present on the span is used.
+type Mapping struct {
+	TTFT      []TimingAttr // time to first token (or chunk)
+	E2E       []TimingAttr // request start to last token
+	ITLMean   []TimingAttr // a producer's own mean inter-chunk gap (OpenLIT)
+	QueueTime []TimingAttr // time waiting in the engine's queue
+
+	OutputTokens []string
+	InputTokens  []string
+	// RequestN is the number of sequences sampled for the request (vLLM's
+	// gen_ai.request.n): the engine sums output tokens over them.
+	RequestN []string
+	Stream   []string // bool, or a string "true"/"True"/"false"/"False"
+	Model    []string
+}
+
+// Events says which span events mark output.
+type Events struct {
+	// Chunk events each carry output (one streamed chunk or token).
+	Chunk []string
+	// FirstToken events mark only the first output (OpenInference): they give
+	// TTFT but no inter-token gaps.
+	FirstToken []string
+	// TokenCount is the attribute of a chunk event holding the number of
+	// output tokens in that chunk. An event whose count is 0 is not output
+	// (a role-only or usage-only chunk). Events without it count as output.
+	TokenCount string
+}
+
+// Cond is one recognition test. Exactly one of its fields is set.
+type Cond struct {
+	SpanName         string   // the span name equals this
+	SpanNameContains string   // the span name contains this
+	Attribute        string   // this span attribute is present
+	AttributeValues  []string // ... and, if set, has one of these string values
+	Event            string   // a span event of this name is present
+}
+
+// Match recognises a producer's request spans: the span must satisfy at
+// least one of Any and every one of All.
+type Match struct {
+	Any []Cond
+	All []Cond
+}
+
+// Preset is one producer's recognition rule and attribute mapping.
+type Preset struct {
+	Name  string
+	Layer string
+	Match Match
+	Map   Mapping
+	Ev    Events
+	// TTFTNeedsStreamFlag makes the TTFT attribute count only when the
+	// span's stream flag says the request streamed: OpenLIT writes the whole
+	// duration as TTFT on non-streaming calls.
+	TTFTNeedsStreamFlag bool
+}
+
+// Keys returns every span attribute key the preset reads, for building a
+// lookup table once.
+func (p *Preset) Keys() []string {
+	var keys []string
+	for _, c := range slices.Concat(p.Match.Any, p.Match.All) {
+		if c.Attribute != "" {
+			keys = append(keys, c.Attribute)
+		}
+	}
+	for _, ts := range [][]TimingAttr{p.Map.TTFT, p.Map.E2E, p.Map.ITLMean, p.Map.QueueTime} {
+		for _, t := range ts {
+			keys = append(keys, t.Key)
+		}
+	}
+	keys = append(keys, p.Map.OutputTokens...)
+	keys = append(keys, p.Map.InputTokens...)
+	keys = append(keys, p.Map.RequestN...)
+	keys = append(keys, p.Map.Stream...)
+	keys = append(keys, p.Map.Model...)
+	return keys
+}
+
+// EventNames returns every event name the preset reads.
+func (p *Preset) EventNames() []string {
+	names := slices.Concat(p.Ev.Chunk, p.Ev.FirstToken)
+	for _, c := range slices.Concat(p.Match.Any, p.Match.All) {
+		if c.Event != "" {
+			names = append(names, c.Event)
+		}
+	}
+	return names
+}
+
+// Validate reports the first problem with a preset, naming the field.
+func (p *Preset) Validate() error {
+	if p.Name == "" {
+		return fmt.Errorf("name must not be empty")
+	}
+	if p.Layer != LayerClient && p.Layer != LayerServer {
+		return fmt.Errorf("preset %q: layer %q: allowed values are %q, %q", p.Name, p.Layer, LayerClient, LayerServer)
+	}
+	if len(p.Match.Any) == 0 {
+		return fmt.Errorf("preset %q: match: at least one condition is required", p.Name)
+	}
+	for _, c := range slices.Concat(p.Match.Any, p.Match.All) {
+		n := 0
+		for _, s := range []string{c.SpanName, c.SpanNameContains, c.Attribute, c.Event} {
+			if s != "" {
+				n++
+			}
+		}
+		if n != 1 {
+			return fmt.Errorf("preset %q: match: each condition sets exactly one of span_name, span_name_contains, attribute, event", p.Name)
+		}
+		if len(c.AttributeValues) > 0 && c.Attribute == "" {
+			return fmt.Errorf("preset %q: match: values need an attribute", p.Name)
+		}
+	}
+	return nil
+}
+
+// GenerationOperations are the gen_ai.operation.name values of a request
+// that generates output. A span whose gen_ai.operation.name is another value
+// (embeddings, execute_tool, invoke_agent, ...) is not an LLM request span,
+// whatever preset it would otherwise match.
+var GenerationOperations = []string{"chat", "text_completion", "generate_content"}
+
+// OperationNameKey is the semantic-convention operation attribute.
+const OperationNameKey = "gen_ai.operation.name"
+
+// IsGenerationOperation reports whether op names a generation.
+func IsGenerationOperation(op string) bool { return slices.Contains(GenerationOperations, op) }
+
+// ByName returns the built-in preset called name.
+func ByName(name string) (*Preset, bool) {
+	for _, p := range Builtin() {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+// Names lists the built-in preset names in matching order.
+func Names() []string {
+	var names []string
+	for _, p := range Builtin() {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// NamesString is Names joined for error messages.
+func NamesString() string { return strings.Join(Names(), ", ") }

@@ -1,0 +1,240 @@
+package llmsloprocessor
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
+
+	"github.com/llmslo/llmslo/internal/contract"
+	"github.com/llmslo/llmslo/internal/derive"
+	"github.com/llmslo/llmslo/internal/slo"
+)
+
+// llmSLOProcessor holds only configuration-derived, read-only state: it keeps
+// nothing across spans, so collectors running it scale out behind any load
+// balancer.
+type llmSLOProcessor struct {
+	table *derive.Table
+	keys  contract.Keys
+	slos  []compiledSLO
+	model ModelConfig
+	tel   *telemetry
+
+	// ownKeys are the fixed attribute keys this processor writes, to clear
+	// them on spans that an earlier collector tier already processed.
+	ownKeys map[string]bool
+	// errorText caches the rendered llm.metrics.error of each combination
+	// (a handful occur in practice; the cache stops growing at a bound).
+	errorMu   sync.RWMutex
+	errorText map[derive.Errors]string
+	// state is pooled per-batch working memory.
+	state sync.Pool
+}
+
+type compiledSLO struct {
+	*slo.SLO
+	metKey, violationsKey string
+}
+
+type batchState struct {
+	res     derive.Result
+	verdict slo.Verdict
+	counts  *batchCounts
+}
+
+func newProcessor(set processor.Settings, cfg *Config) (*llmSLOProcessor, error) {
+	presets, err := cfg.presets()
+	if err != nil {
+		return nil, err
+	}
+	p := &llmSLOProcessor{
+		table: derive.NewTable(presets, derive.Options{TokenAwareITL: cfg.TokenAwareITL}),
+		keys:  contract.NewKeys(cfg.AttributePrefix),
+		model: cfg.Model,
+
+		errorText: map[derive.Errors]string{},
+	}
+	k := p.keys
+	p.ownKeys = map[string]bool{}
+	for _, key := range []string{k.TTFT, k.TPOT, k.E2E, k.ITLMean, k.ITLMax, k.QueueTime, k.OutputTokens, k.InputTokens, k.Model, k.Layer, k.Stream, k.Source, k.Error} {
+		p.ownKeys[key] = true
+	}
+	var sloNames []string
+	for _, sc := range cfg.SLOs {
+		p.slos = append(p.slos, compiledSLO{
+			SLO:           slo.New(sc.Name, sc.limits(), sc.Selector.compile()),
+			metKey:        k.SLOMet(sc.Name),
+			violationsKey: k.SLOViolations(sc.Name),
+		})
+		sloNames = append(sloNames, sc.Name)
+	}
+	if p.tel, err = newTelemetry(set.TelemetrySettings.MeterProvider, p.table.Presets(), sloNames); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (sc *SLOConfig) limits() [5]slo.Threshold {
+	var l [5]slo.Threshold
+	for i, d := range []*time.Duration{sc.TTFT, sc.TPOT, sc.ITL, sc.E2E, sc.QueueTime} {
+		if d != nil {
+			l[i] = slo.Threshold{Seconds: d.Seconds(), Set: true}
+		}
+	}
+	return l
+}
+
+func (s *SelectorConfig) compile() slo.Selector {
+	sel := slo.Selector{Layer: s.Layer, Presets: s.Presets, Models: s.Models}
+	for _, a := range s.Attributes {
+		sel.Attributes = append(sel.Attributes, slo.AttributeMatch{Key: a.Key, Values: a.Values})
+	}
+	return sel
+}
+
+func (p *llmSLOProcessor) getState() *batchState {
+	if st, ok := p.state.Get().(*batchState); ok {
+		return st
+	}
+	return &batchState{counts: p.tel.newBatch()}
+}
+
+func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
+	st := p.getState()
+	recorded := false
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		resource := rs.Resource().Attributes()
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				if !p.table.Derive(span, &st.res) {
+					continue
+				}
+				p.write(span, resource, st)
+				recorded = true
+			}
+		}
+	}
+	if recorded {
+		p.tel.record(ctx, st.counts)
+		*st.counts = batchCounts{requests: clearRows(st.counts.requests), verdicts: clearRows(st.counts.verdicts)}
+	}
+	p.state.Put(st)
+	return td, nil
+}
+
+func clearRows[T any](rows []T) []T {
+	clear(rows)
+	return rows
+}
+
+// write puts the derived values and verdicts on the span.
+func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batchState) {
+	res, k, attrs := &st.res, &p.keys, span.Attributes()
+	if _, again := attrs.Get(k.Source); again {
+		// An earlier tier processed this span: start from what the producer
+		// wrote, so the result is recomputed, never doubled or stale.
+		attrs.RemoveIf(func(key string, _ pcommon.Value) bool {
+			_, _, slo := k.ParseSLOKey(key)
+			return slo || p.ownKeys[key]
+		})
+	}
+	model := res.Model
+	if model == "" && p.model.ResourceAttribute != "" {
+		if v, ok := resource.Get(p.model.ResourceAttribute); ok && v.Type() == pcommon.ValueTypeStr {
+			model = v.Str()
+		}
+	}
+	if model == "" {
+		model = p.model.Default
+	}
+
+	attrs.EnsureCapacity(attrs.Len() + 13 + 2*len(p.slos))
+	putSeconds(attrs, k.TTFT, res.TTFT)
+	putSeconds(attrs, k.TPOT, res.TPOT)
+	putSeconds(attrs, k.E2E, res.E2E)
+	putSeconds(attrs, k.ITLMean, res.ITLMean)
+	putSeconds(attrs, k.ITLMax, res.ITLMax)
+	putSeconds(attrs, k.QueueTime, res.QueueTime)
+	if res.HasOutputTokens {
+		attrs.PutInt(k.OutputTokens, res.OutputTokens)
+	}
+	if res.HasInputTokens {
+		attrs.PutInt(k.InputTokens, res.InputTokens)
+	}
+	if model != "" {
+		attrs.PutStr(k.Model, model)
+	}
+	attrs.PutStr(k.Layer, res.Layer)
+	if res.Stream != derive.Unknown {
+		attrs.PutBool(k.Stream, res.Stream == derive.True)
+	}
+	attrs.PutStr(k.Source, p.table.Source(res))
+	if !res.Errors.Empty() {
+		attrs.PutStr(k.Error, p.errorString(&res.Errors))
+		for f := range res.Errors {
+			if r := res.Errors[f]; r != derive.NoReason {
+				st.counts.errors[f][r]++
+			}
+		}
+	}
+	st.counts.requests[res.PresetIndex][res.Origin]++
+
+	for i := range p.slos {
+		s := &p.slos[i]
+		if !s.Selector.Selects(res, model, attrs, resource) {
+			continue
+		}
+		v := &st.verdict
+		s.Judge(res, v)
+		switch {
+		case !v.Decided:
+			st.counts.verdicts[i][outcomeUnknown]++
+		case v.Met:
+			attrs.PutBool(s.metKey, true)
+			st.counts.verdicts[i][outcomeMet]++
+		default:
+			attrs.PutBool(s.metKey, false)
+			st.counts.verdicts[i][outcomeViolated]++
+		}
+		if len(v.Violations) > 0 {
+			list := attrs.PutEmptySlice(s.violationsKey)
+			list.EnsureCapacity(len(v.Violations))
+			for _, name := range v.Violations {
+				list.AppendEmpty().SetStr(name)
+			}
+		}
+	}
+}
+
+func putSeconds(attrs pcommon.Map, key string, v derive.Value) {
+	if v.S == derive.Known {
+		attrs.PutDouble(key, v.V)
+	}
+}
+
+const maxCachedErrorTexts = 1024
+
+func (p *llmSLOProcessor) errorString(e *derive.Errors) string {
+	p.errorMu.RLock()
+	s, ok := p.errorText[*e]
+	p.errorMu.RUnlock()
+	if ok {
+		return s
+	}
+	s = e.String()
+	p.errorMu.Lock()
+	if len(p.errorText) < maxCachedErrorTexts {
+		p.errorText[*e] = s
+	}
+	p.errorMu.Unlock()
+	return s
+}

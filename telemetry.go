@@ -1,0 +1,112 @@
+package llmsloprocessor
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/llmslo/llmslo/internal/derive"
+	"github.com/llmslo/llmslo/internal/metadata"
+)
+
+// telemetry is the processor's own metrics. Counts are summed per batch in a
+// plain array and added to the instruments once per batch, so the per-span
+// cost is an array increment.
+type telemetry struct {
+	requests metric.Int64Counter
+	errors   metric.Int64Counter
+	verdicts metric.Int64Counter
+
+	// Attribute sets, built once.
+	requestAttrs [][3]metric.AddOption // [preset][origin]
+	errorAttrs   [derive.NumFields][derive.NumReasons]metric.AddOption
+	verdictAttrs [][numOutcomes]metric.AddOption // [slo][outcome]
+}
+
+type outcome uint8
+
+const (
+	outcomeMet outcome = iota
+	outcomeViolated
+	outcomeUnknown
+	numOutcomes
+)
+
+var outcomeNames = [numOutcomes]string{"met", "violated", "unknown"}
+
+// batchCounts accumulates one batch's telemetry.
+type batchCounts struct {
+	requests [][3]int64
+	errors   [derive.NumFields][derive.NumReasons]int64
+	verdicts [][numOutcomes]int64
+}
+
+func newTelemetry(mp metric.MeterProvider, presets, slos []string) (*telemetry, error) {
+	m := mp.Meter(metadata.ProcessorScopeName)
+	t := &telemetry{}
+	var err error
+	if t.requests, err = m.Int64Counter("otelcol_processor_llm_slo_requests",
+		metric.WithDescription("LLM request spans recognised, by producer preset and by where TTFT/E2E came from (origin)."),
+		metric.WithUnit("{span}")); err != nil {
+		return nil, err
+	}
+	if t.errors, err = m.Int64Counter("otelcol_processor_llm_slo_errors",
+		metric.WithDescription("Values that could not be derived or were repaired, by field and reason (the llm.metrics.error entries)."),
+		metric.WithUnit("{error}")); err != nil {
+		return nil, err
+	}
+	if t.verdicts, err = m.Int64Counter("otelcol_processor_llm_slo_verdicts",
+		metric.WithDescription("SLO verdicts written, by SLO and outcome (met, violated, unknown)."),
+		metric.WithUnit("{verdict}")); err != nil {
+		return nil, err
+	}
+	for _, p := range presets {
+		var row [3]metric.AddOption
+		for o := range row {
+			row[o] = metric.WithAttributeSet(attribute.NewSet(attribute.String("preset", p), attribute.String("origin", derive.Origin(o).String())))
+		}
+		t.requestAttrs = append(t.requestAttrs, row)
+	}
+	for f := range derive.NumFields {
+		for r := range derive.NumReasons {
+			t.errorAttrs[f][r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("field", derive.Field(f).String()), attribute.String("reason", derive.Reason(r).String())))
+		}
+	}
+	for _, s := range slos {
+		var row [numOutcomes]metric.AddOption
+		for o := range row {
+			row[o] = metric.WithAttributeSet(attribute.NewSet(attribute.String("slo", s), attribute.String("outcome", outcomeNames[o])))
+		}
+		t.verdictAttrs = append(t.verdictAttrs, row)
+	}
+	return t, nil
+}
+
+func (t *telemetry) newBatch() *batchCounts {
+	return &batchCounts{requests: make([][3]int64, len(t.requestAttrs)), verdicts: make([][numOutcomes]int64, len(t.verdictAttrs))}
+}
+
+func (t *telemetry) record(ctx context.Context, b *batchCounts) {
+	for p, row := range b.requests {
+		for o, n := range row {
+			if n > 0 {
+				t.requests.Add(ctx, n, t.requestAttrs[p][o])
+			}
+		}
+	}
+	for f := range b.errors {
+		for r, n := range b.errors[f] {
+			if n > 0 {
+				t.errors.Add(ctx, n, t.errorAttrs[f][r])
+			}
+		}
+	}
+	for s, row := range b.verdicts {
+		for o, n := range row {
+			if n > 0 {
+				t.verdicts.Add(ctx, n, t.verdictAttrs[s][o])
+			}
+		}
+	}
+}
