@@ -148,3 +148,13 @@ func Builtin() []*Preset {
 		},
 	}
 }
+
+// DefaultEvents returns the chunk and first-token event names that the
+// built-in client presets read, with their token-count attribute.
+func DefaultEvents() Events {
+	return Events{
+		Chunk:      append([]string(nil), chunkEvents.Chunk...),
+		FirstToken: append([]string(nil), chunkEvents.FirstToken...),
+		TokenCount: chunkEvents.TokenCount,
+	}
+}
