@@ -210,8 +210,11 @@ func (c *compiled) derive(t *Table, span ptrace.Span, s *scratch, res *Result) {
 		res.Qualifiers = append(res.Qualifiers, "n="+itoa(k))
 	}
 
-	// TTFT: the producer's attribute, else the first output event.
+	// TTFT: the producer's attribute, else the first output event. Values
+	// from timestamps are also kept in integer ns, so that TPOT of two
+	// timestamp-derived values is as exact as its inputs.
 	origin := FromSpan
+	ttftNs, e2eNs := int64(-1), int64(-1)
 	ttftAttr, ttftPresent := timingValue(c.ttft, s, start, FieldTTFT, errs)
 	if ttftPresent && client && c.p.TTFTNeedsStreamFlag && res.Stream != True {
 		ttftPresent = false
@@ -223,9 +226,10 @@ func (c *compiled) derive(t *Table, span ptrace.Span, s *scratch, res *Result) {
 		res.TTFT = ttftAttr
 		origin = FromAttributes
 	case hasOutput:
-		res.TTFT = known(nanos(out.firstOutput() - start))
+		ttftNs = int64(out.firstOutput() - start)
+		res.TTFT = known(nanos(uint64(ttftNs)))
 		origin = FromEvents
-	case errs[FieldTTFT] == NoReason && !res.Failed:
+	case errs[FieldTTFT] == NoReason && errs[FieldEvents] == NoReason && spanOK && !res.Failed:
 		errs.Set(FieldTTFT, NotEmitted)
 	}
 
@@ -236,12 +240,14 @@ func (c *compiled) derive(t *Table, span ptrace.Span, s *scratch, res *Result) {
 		res.E2E = e2eAttr
 		origin = FromAttributes
 	case len(out.times) > 0:
-		res.E2E = known(nanos(out.times[len(out.times)-1] - start))
+		e2eNs = int64(out.times[len(out.times)-1] - start)
+		res.E2E = known(nanos(uint64(e2eNs)))
 		if origin == FromSpan {
 			origin = FromEvents
 		}
 	case spanOK:
-		res.E2E = known(nanos(end - start))
+		e2eNs = int64(end - start)
+		res.E2E = known(nanos(uint64(e2eNs)))
 	default:
 		errs.Set(FieldE2E, errs[FieldSpan])
 	}
@@ -273,9 +279,12 @@ func (c *compiled) derive(t *Table, span ptrace.Span, s *scratch, res *Result) {
 	case res.TTFT.S == NotApplicable:
 		res.TPOT = notApplicable
 	case res.TTFT.S == Known && res.E2E.S == Known:
-		if res.E2E.V < res.TTFT.V {
+		switch {
+		case res.E2E.V < res.TTFT.V:
 			errs.Set(FieldTPOT, Inconsistent)
-		} else {
+		case ttftNs >= 0 && e2eNs >= 0:
+			res.TPOT = known(float64(e2eNs-ttftNs) / (perSeq - 1) / 1e9)
+		default:
 			res.TPOT = known((res.E2E.V - res.TTFT.V) / (perSeq - 1))
 		}
 	}

@@ -162,7 +162,7 @@ func (o *outputEvents) itl(tokenAware bool) (mean, maxGap Value) {
 		denom += k
 		largest = max(largest, gap/float64(k))
 	}
-	return known(nanos(span) / float64(denom)), known(largest / 1e9)
+	return known(float64(span) / float64(denom) / 1e9), known(largest / 1e9)
 }
 
 // gaps appends each inter-output gap in seconds to dst: one per chunk, or,

@@ -1,0 +1,132 @@
+package llmsloprocessor
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/llmslo/llmslo/internal/metadata"
+)
+
+func dur(d time.Duration) *time.Duration { return &d }
+func boolp(b bool) *bool                 { return &b }
+
+func loadConfig(t *testing.T, name string) (*Config, error) {
+	t.Helper()
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	id := component.NewID(metadata.Type)
+	if name != "" {
+		id = component.NewIDWithName(metadata.Type, name)
+	}
+	sub, err := cm.Sub(id.String())
+	require.NoError(t, err)
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, sub.Unmarshal(cfg))
+	return cfg, confmap.Validate(cfg)
+}
+
+func TestLoadConfig(t *testing.T) {
+	tests := []struct {
+		name     string
+		expected *Config
+		errs     []string
+	}{
+		{name: "", expected: createDefaultConfig().(*Config)},
+		{
+			name: "full",
+			expected: &Config{
+				AttributePrefix: "llmslo.",
+				Presets:         []string{"vllm", "openllmetry", "semconv"},
+				TokenAwareITL:   true,
+				Model:           ModelConfig{ResourceAttribute: "k8s.deployment.name", Default: "unknown-model"},
+				CustomPresets: []PresetConfig{
+					{
+						Name:  "my_gateway",
+						Layer: "client",
+						Match: &MatchConfig{
+							Any: []CondConfig{{SpanName: "llm.gateway.request"}},
+							All: []CondConfig{{Attribute: "gateway.route", Values: []string{"chat", "completions"}}},
+						},
+						Attributes: AttributesConfig{
+							TTFT:         []TimingConfig{{Key: "gateway.ttft_ms", Unit: "ms"}},
+							E2E:          []TimingConfig{{Key: "gateway.total_time", Unit: "duration"}},
+							OutputTokens: []string{"gateway.output_tokens"},
+							Stream:       []string{"gateway.stream"},
+							Model:        []string{"gateway.model"},
+						},
+						Events: &EventsConfig{Chunk: []string{"gateway.chunk"}, TokenCount: "gateway.chunk_tokens"},
+					},
+					{Name: "openlit", Extends: "openlit", TTFTNeedsStreamFlag: boolp(false)},
+				},
+				SLOs: []SLOConfig{{
+					Name: "interactive", TTFT: dur(500 * time.Millisecond), TPOT: dur(15 * time.Millisecond),
+					ITL: dur(100 * time.Millisecond), E2E: dur(2 * time.Second), QueueTime: dur(100 * time.Millisecond),
+					Selector: SelectorConfig{
+						Layer:      "client",
+						Presets:    []string{"my_gateway", "openllmetry"},
+						Models:     []string{"llama-3.1-8b-instruct"},
+						Attributes: []AttributeMatchConfig{{Key: "deployment.environment.name", Values: []string{"production"}}},
+					},
+				}},
+			},
+		},
+		{name: "invalid_slo_name", errs: []string{`slos[0].name: "Interactive-SLO" must match ^[a-z][a-z0-9_]*$ (it becomes part of an attribute key)`}},
+		{name: "no_thresholds", errs: []string{"slos[0]: set at least one of ttft, tpot, itl, e2e, queue_time"}},
+		{name: "negative_threshold", errs: []string{"slos[0].ttft: -1s must be a positive duration such as 500ms"}},
+		{name: "duplicate_slo", errs: []string{`slos[1].name: duplicate SLO name "a"`}},
+		{name: "unknown_preset", errs: []string{`presets: unknown preset "tgi": allowed values are trtllm, vllm, sglang, engine, openlit, openllmetry, openinference, langfuse, litellm, semconv`}},
+		{name: "bad_prefix", errs: []string{`attribute_prefix: "llm" must end with "."`}},
+		{name: "bad_selector", errs: []string{
+			`slos[0].selector.layer: "edge": allowed values are "client", "server"`,
+			`slos[0].selector.presets: unknown preset "nope": allowed values are trtllm, vllm, sglang, engine, openlit, openllmetry, openinference, langfuse, litellm, semconv`,
+			`slos[0].selector.attributes[0].key: must not be empty`,
+			`slos[0].selector.attributes[0].values: list at least one value`,
+		}},
+		{name: "bad_custom_preset", errs: []string{
+			`custom_presets[0]: attributes.ttft[0].unit: unknown unit "minutes": allowed values are "s", "ms", "us", "ns", "duration", "timestamp"`,
+			`preset "broken": layer "middle": allowed values are "client", "server"`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := loadConfig(t, tt.name)
+			if len(tt.errs) > 0 {
+				require.Error(t, err)
+				for _, e := range tt.errs {
+					assert.ErrorContains(t, err, e)
+				}
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.expected, cfg)
+		})
+	}
+}
+
+func TestUnmarshalEmptyIsDefault(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, confmap.New().Unmarshal(cfg))
+	assert.Equal(t, createDefaultConfig(), cfg)
+	assert.NoError(t, cfg.Validate())
+}
+
+func TestPresetOrder(t *testing.T) {
+	cfg, err := loadConfig(t, "full")
+	require.NoError(t, err)
+	presets, err := cfg.presets()
+	require.NoError(t, err)
+	var names []string
+	for _, p := range presets {
+		names = append(names, p.Name)
+	}
+	// Custom presets first (a custom "openlit" replaces the built-in), then
+	// the selected built-ins in built-in order.
+	assert.Equal(t, []string{"my_gateway", "openlit", "vllm", "openllmetry", "semconv"}, names)
+}
