@@ -17,7 +17,9 @@ import (
 func dur(d time.Duration) *time.Duration { return &d }
 func boolp(b bool) *bool                 { return &b }
 
-func loadConfig(t *testing.T, name string) (*Config, error) {
+func loadConfig(t *testing.T, name string) (*Config, error) { return loadConfigF(t, name) }
+
+func loadConfigF(t testing.TB, name string) (*Config, error) {
 	t.Helper()
 	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
 	require.NoError(t, err)

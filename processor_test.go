@@ -24,7 +24,7 @@ var update = flag.Bool("update", false, "rewrite the expected golden files from 
 // process runs td through a processor built from the named configuration.
 func process(t testing.TB, configName string, td ptrace.Traces) ptrace.Traces {
 	t.Helper()
-	cfg, err := loadConfig(t.(*testing.T), configName)
+	cfg, err := loadConfigF(t, configName)
 	require.NoError(t, err)
 	return processWith(t, cfg, processortest.NewNopSettings(metadata.Type), td)
 }

@@ -58,12 +58,14 @@ func Builtin() []*Preset {
 			Layer: LayerServer,
 			Match: Match{Any: []Cond{{Attribute: "gen_ai.latency.kv_cache_transfer_time"}}},
 			Map:   engineMapping,
+			Ev:    chunkEvents,
 		},
 		{
 			Name:  "vllm",
 			Layer: LayerServer,
 			Match: Match{Any: []Cond{{SpanName: "llm_request"}}},
 			Map:   engineMapping,
+			Ev:    chunkEvents,
 		},
 		{
 			// SGLang's request root is named "<role> Req <rid[:8]>" and carries
@@ -72,6 +74,7 @@ func Builtin() []*Preset {
 			Layer: LayerServer,
 			Match: Match{Any: []Cond{{SpanNameContains: "Req "}}, All: []Cond{{Attribute: "rid"}}},
 			Map:   engineMapping,
+			Ev:    chunkEvents,
 		},
 		{
 			// Any other span carrying the engine latency family (a vLLM fork, a
@@ -80,6 +83,7 @@ func Builtin() []*Preset {
 			Layer: LayerServer,
 			Match: Match{Any: []Cond{{Attribute: "gen_ai.latency.time_to_first_token"}, {Attribute: "gen_ai.latency.e2e"}}},
 			Map:   engineMapping,
+			Ev:    chunkEvents,
 		},
 		{
 			// OpenLIT reuses the semconv server metric names as client span

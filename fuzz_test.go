@@ -1,0 +1,182 @@
+package llmsloprocessor
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/llmslo/llmslo/internal/contract"
+	"github.com/llmslo/llmslo/internal/metadata"
+)
+
+// fuzzKeys are the attribute keys the presets read, plus a few others and
+// the processor's own keys (a second tier sees them).
+var fuzzKeys = []string{
+	"gen_ai.operation.name", "gen_ai.latency.time_to_first_token", "gen_ai.latency.e2e", "gen_ai.latency.time_in_queue",
+	"gen_ai.latency.kv_cache_transfer_time", "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
+	"gen_ai.usage.input_tokens", "gen_ai.request.n", "gen_ai.request.stream", "llm.is_streaming",
+	"gen_ai.response.time_to_first_chunk", "gen_ai.server.time_to_first_token", "gen_ai.server.time_per_output_token",
+	"openinference.span.kind", "langfuse.observation.type", "langfuse.observation.completion_start_time",
+	"gen_ai.request.model", "rid", "llm.request.type", "http.method", "llm.ttft", "llm.slo.interactive.met", "llm.metrics.source",
+}
+
+var fuzzNames = []string{"llm_request", " Req 1a2b3c4d", "openai.chat", "chat m", "litellm_request", "ChatCompletion", "GET /", ""}
+
+var fuzzEvents = []string{"gen_ai.content.completion.chunk", "llm.content.completion.chunk", "First Token Stream Event", "exception"}
+
+var fuzzStrings = []string{"chat", "embeddings", "LLM", "generation", "True", "false", "0.25", "NaN", "-1", "1e400", "", "1.5ms",
+	`"2026-01-01T00:00:00.250Z"`, "text_completion", "x"}
+
+// fuzzReader turns fuzz bytes into choices; it returns zeros when exhausted.
+type fuzzReader struct{ b []byte }
+
+func (r *fuzzReader) byte() byte {
+	if len(r.b) == 0 {
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+func (r *fuzzReader) u64() uint64 {
+	var buf [8]byte
+	for i := range buf {
+		buf[i] = r.byte()
+	}
+	return binary.LittleEndian.Uint64(buf[:])
+}
+
+func (r *fuzzReader) pick(n int) int { return int(r.byte()) % n }
+
+func (r *fuzzReader) value(v pcommon.Value) {
+	switch r.pick(6) {
+	case 0:
+		v.SetDouble(math.Float64frombits(r.u64()))
+	case 1:
+		v.SetDouble(float64(r.byte()) / 100)
+	case 2:
+		v.SetInt(int64(r.u64()))
+	case 3:
+		v.SetInt(int64(r.byte()))
+	case 4:
+		v.SetStr(fuzzStrings[r.pick(len(fuzzStrings))])
+	default:
+		v.SetBool(r.byte()%2 == 0)
+	}
+}
+
+func fuzzTraces(data []byte) ptrace.Traces {
+	r := &fuzzReader{b: data}
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	for n := 1 + r.pick(4); n > 0; n-- {
+		s := spans.AppendEmpty()
+		s.SetName(fuzzNames[r.pick(len(fuzzNames))])
+		start := uint64(1_767_225_600_000_000_000) + uint64(r.byte())*1e6
+		if r.pick(8) == 0 {
+			start = r.u64()
+		}
+		s.SetStartTimestamp(pcommon.Timestamp(start))
+		s.SetEndTimestamp(pcommon.Timestamp(start + uint64(r.byte())*1e7 - uint64(r.pick(2))*1e8))
+		if r.pick(4) == 0 {
+			s.Status().SetCode(ptrace.StatusCodeError)
+		}
+		for a := r.pick(10); a > 0; a-- {
+			r.value(s.Attributes().PutEmpty(fuzzKeys[r.pick(len(fuzzKeys))]))
+		}
+		for e := r.pick(12); e > 0; e-- {
+			ev := s.Events().AppendEmpty()
+			ev.SetName(fuzzEvents[r.pick(len(fuzzEvents))])
+			ev.SetTimestamp(pcommon.Timestamp(start + uint64(r.byte())*1e6 - uint64(r.pick(2))*5e7))
+			if r.pick(2) == 0 {
+				r.value(ev.Attributes().PutEmpty("gen_ai.usage.output_tokens"))
+			}
+		}
+	}
+	return td
+}
+
+// FuzzProcessor feeds arbitrary spans, attributes and events through the
+// processor and checks its guarantees: it never panics or fails a batch,
+// never drops a span, and changes nothing but its own attributes.
+func FuzzProcessor(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte("llm_request with a few attributes and events"))
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30})
+	f.Add([]byte{3, 2, 9, 5, 1, 0, 9, 7, 4, 2, 1, 3, 200, 4, 2, 3, 1, 0, 80, 1, 0, 2, 100, 0, 0, 3, 120, 1})
+	f.Add([]byte{1, 0, 0, 0, 9, 1, 1, 100, 2, 1, 50, 5, 3, 30, 0, 1, 9, 0, 40, 0, 1, 0, 60, 1, 0, 200})
+	cfg, err := loadConfigF(f, "golden")
+	require.NoError(f, err)
+	sink := new(consumertest.TracesSink)
+	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
+	require.NoError(f, err)
+	keys := contract.NewKeys(cfg.AttributePrefix)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := fuzzTraces(data)
+		before := ptrace.NewTraces()
+		in.CopyTo(before)
+		sink.Reset()
+		require.NoError(t, p.ConsumeTraces(context.Background(), in))
+		require.Len(t, sink.AllTraces(), 1)
+		out := sink.AllTraces()[0]
+		require.Equal(t, before.SpanCount(), out.SpanCount())
+		bs := before.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+		os := out.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+		for i := 0; i < bs.Len(); i++ {
+			b, o := bs.At(i), os.At(i)
+			require.Equal(t, b.Name(), o.Name())
+			require.Equal(t, b.StartTimestamp(), o.StartTimestamp())
+			require.Equal(t, b.EndTimestamp(), o.EndTimestamp())
+			require.True(t, b.Events().Len() == o.Events().Len())
+			for j := 0; j < b.Events().Len(); j++ {
+				require.Equal(t, b.Events().At(j).Timestamp(), o.Events().At(j).Timestamp())
+				be, oe := b.Events().At(j).Attributes(), o.Events().At(j).Attributes()
+				require.Equal(t, be.Len(), oe.Len())
+				for k, v := range be.All() {
+					got, ok := oe.Get(k)
+					require.True(t, ok && sameValue(v, got), "event attribute %q changed", k)
+				}
+			}
+			for k, v := range b.Attributes().All() {
+				if isOwnKey(keys, k) {
+					continue
+				}
+				got, ok := o.Attributes().Get(k)
+				require.True(t, ok, "attribute %q dropped", k)
+				require.True(t, sameValue(v, got), "attribute %q changed", k)
+			}
+			for k := range o.Attributes().All() {
+				if _, ok := b.Attributes().Get(k); !ok {
+					require.True(t, isOwnKey(keys, k), "unexpected attribute %q added", k)
+				}
+			}
+		}
+	})
+}
+
+func isOwnKey(k contract.Keys, key string) bool {
+	if _, _, ok := k.ParseSLOKey(key); ok {
+		return true
+	}
+	switch key {
+	case k.TTFT, k.TPOT, k.E2E, k.ITLMean, k.ITLMax, k.QueueTime, k.OutputTokens, k.InputTokens, k.Model, k.Layer, k.Stream, k.Source, k.Error:
+		return true
+	}
+	return false
+}
+
+// sameValue is Value.Equal, except that a NaN equals itself bit for bit.
+func sameValue(a, b pcommon.Value) bool {
+	if a.Type() == pcommon.ValueTypeDouble && b.Type() == pcommon.ValueTypeDouble {
+		return math.Float64bits(a.Double()) == math.Float64bits(b.Double())
+	}
+	return a.Equal(b)
+}

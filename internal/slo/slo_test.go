@@ -1,0 +1,100 @@
+package slo
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/llmslo/llmslo/internal/derive"
+)
+
+func lim(s float64) Threshold { return Threshold{Seconds: s, Set: true} }
+func k(v float64) derive.Value { return derive.Value{V: v, S: derive.Known} }
+
+var na = derive.Value{S: derive.NotApplicable}
+
+func TestJudge(t *testing.T) {
+	// interactive: ttft <= 0.5 s, tpot <= 0.015 s, e2e <= 2 s.
+	s := New("interactive", [5]Threshold{lim(0.5), lim(0.015), {}, lim(2)}, Selector{})
+	tests := []struct {
+		name       string
+		res        derive.Result
+		decided    bool
+		met        bool
+		violations []string
+	}{
+		{"all hold", derive.Result{TTFT: k(0.2), TPOT: k(0.01), E2E: k(1.5)}, true, true, nil},
+		{"inclusive at the threshold", derive.Result{TTFT: k(0.5), TPOT: k(0.015), E2E: k(2)}, true, true, nil},
+		{"one over", derive.Result{TTFT: k(0.5000001), TPOT: k(0.01), E2E: k(1)}, true, false, []string{"ttft"}},
+		{"two over", derive.Result{TTFT: k(0.6), TPOT: k(0.01), E2E: k(3)}, true, false, []string{"ttft", "e2e"}},
+		{"TPOT not applicable holds", derive.Result{TTFT: k(0.1), TPOT: na, E2E: k(0.1)}, true, true, nil},
+		{"TTFT missing is unknown", derive.Result{TPOT: k(0.01), E2E: k(1)}, false, false, []string{"ttft:unknown"}},
+		{"missing and violated is violated", derive.Result{TPOT: k(0.02), E2E: k(1)}, true, false, []string{"tpot", "ttft:unknown"}},
+		{"error span never meets", derive.Result{Failed: true, TTFT: k(0.1), TPOT: k(0.01), E2E: k(1)}, true, false, []string{"error"}},
+		{"error span keeps its other violations", derive.Result{Failed: true, E2E: k(5)}, true, false, []string{"error", "e2e"}},
+		{"unconstrained values are ignored", derive.Result{TTFT: k(0.1), TPOT: k(0.01), E2E: k(1), ITLMax: k(100)}, true, true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var v Verdict
+			s.Judge(&tt.res, &v)
+			assert.Equal(t, tt.decided, v.Decided)
+			assert.Equal(t, tt.met, v.Met)
+			if tt.violations == nil {
+				assert.Empty(t, v.Violations)
+			} else {
+				assert.Equal(t, tt.violations, v.Violations)
+			}
+		})
+	}
+}
+
+// TestGoodputExample is the reference's vLLM goodput example (§11.1):
+// ttft <= 200 ms and tpot <= 50 ms; R5 failed; good = 3 of the 5 completed.
+func TestGoodputExample(t *testing.T) {
+	s := New("g", [5]Threshold{lim(0.2), lim(0.05)}, Selector{})
+	reqs := []derive.Result{
+		{TTFT: k(0.150), TPOT: k(0.040)},
+		{TTFT: k(0.250), TPOT: k(0.030)},
+		{TTFT: k(0.100), TPOT: k(0.060)},
+		{TTFT: k(0.180), TPOT: na},
+		{Failed: true},
+		{TTFT: k(0.200), TPOT: k(0.050)},
+	}
+	met := 0
+	for i := range reqs {
+		var v Verdict
+		s.Judge(&reqs[i], &v)
+		if v.Met {
+			met++
+		}
+	}
+	assert.Equal(t, 3, met)
+}
+
+func TestSelector(t *testing.T) {
+	span, resource := pcommon.NewMap(), pcommon.NewMap()
+	span.PutStr("tenant", "acme")
+	resource.PutStr("deployment.environment.name", "production")
+	res := &derive.Result{Layer: "server", Preset: "vllm"}
+	tests := []struct {
+		name string
+		sel  Selector
+		want bool
+	}{
+		{"empty selects all", Selector{}, true},
+		{"layer", Selector{Layer: "server"}, true},
+		{"other layer", Selector{Layer: "client"}, false},
+		{"preset", Selector{Presets: []string{"sglang", "vllm"}}, true},
+		{"model", Selector{Models: []string{"llama"}}, true},
+		{"other model", Selector{Models: []string{"qwen"}}, false},
+		{"span attribute", Selector{Attributes: []AttributeMatch{{Key: "tenant", Values: []string{"acme"}}}}, true},
+		{"resource attribute", Selector{Attributes: []AttributeMatch{{Key: "deployment.environment.name", Values: []string{"production"}}}}, true},
+		{"absent attribute", Selector{Attributes: []AttributeMatch{{Key: "team", Values: []string{"x"}}}}, false},
+		{"all parts must hold", Selector{Layer: "server", Models: []string{"qwen"}}, false},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, tt.sel.Selects(res, "llama", span, resource), tt.name)
+	}
+}
