@@ -116,15 +116,15 @@ func assertSeconds(t *testing.T, want, got []float64) {
 // TestPresets checks one typical span per producer against the formulas.
 func TestPresets(t *testing.T) {
 	tests := []struct {
-		name   string
-		span   ptrace.Span
-		preset string
-		layer  string
-		origin Origin
+		name                                    string
+		span                                    ptrace.Span
+		preset                                  string
+		layer                                   string
+		origin                                  Origin
 		ttft, e2e, tpot, itlMean, itlMax, queue Value
-		out    int64
-		stream Tri
-		errs   string
+		out                                     int64
+		stream                                  Tri
+		errs                                    string
 	}{
 		{
 			name: "vllm engine attributes win over span timing",
@@ -185,8 +185,8 @@ func TestPresets(t *testing.T) {
 			ttft: k(0.18), e2e: k(1.18), tpot: k(0.01), itlMean: missing, itlMax: missing, out: 101, stream: True,
 		},
 		{
-			name: "semconv without stream flag or TTFT: TTFT unknown",
-			span: newSpan("chat llama", 0, 900, map[string]any{"gen_ai.operation.name": "chat", "gen_ai.usage.output_tokens": 30}),
+			name:   "semconv without stream flag or TTFT: TTFT unknown",
+			span:   newSpan("chat llama", 0, 900, map[string]any{"gen_ai.operation.name": "chat", "gen_ai.usage.output_tokens": 30}),
 			preset: "semconv", layer: "client", origin: FromSpan,
 			ttft: missing, e2e: k(0.9), tpot: missing, itlMean: missing, itlMax: missing, out: 30, errs: "ttft:not_emitted",
 		},
@@ -205,8 +205,8 @@ func TestPresets(t *testing.T) {
 			ttft: k(0.25), e2e: k(1.25), tpot: missing, itlMean: missing, itlMax: missing, errs: "output_tokens:not_emitted",
 		},
 		{
-			name: "no usage count: tokens summed from chunk counts",
-			span: newSpan("chat m", 0, 100, map[string]any{"gen_ai.operation.name": "chat"}, chunk(40, 2), chunk(60, 2), chunk(90, 1)),
+			name:   "no usage count: tokens summed from chunk counts",
+			span:   newSpan("chat m", 0, 100, map[string]any{"gen_ai.operation.name": "chat"}, chunk(40, 2), chunk(60, 2), chunk(90, 1)),
 			preset: "openllmetry", layer: "client", origin: FromEvents,
 			ttft: k(0.04), e2e: k(0.09), tpot: k(0.05 / 4), itlMean: k(0.025), itlMax: k(0.03), out: 5, stream: True,
 		},

@@ -61,8 +61,8 @@ type Result struct {
 	Preset string
 	// PresetIndex is the preset's position in the table's matching order.
 	PresetIndex int
-	Layer  string
-	Origin Origin
+	Layer       string
+	Origin      Origin
 	// Qualifiers note how a value was obtained when it departs from the
 	// preset's usual path (e.g. "n=4", "output_tokens_from_chunks").
 	Qualifiers []string

@@ -57,7 +57,7 @@ type compiled struct {
 	index    int
 	any, all []compiledCond
 
-	ttft, e2e, itlMean, queue       []timing
+	ttft, e2e, itlMean, queue        []timing
 	output, input, reqN, stream, mdl []int
 	chunk, first                     []int // event slots
 	tokenCount                       string

@@ -9,7 +9,7 @@ import (
 	"github.com/llmslo/llmslo/internal/derive"
 )
 
-func lim(s float64) Threshold { return Threshold{Seconds: s, Set: true} }
+func lim(s float64) Threshold  { return Threshold{Seconds: s, Set: true} }
 func k(v float64) derive.Value { return derive.Value{V: v, S: derive.Known} }
 
 var na = derive.Value{S: derive.NotApplicable}
