@@ -1,0 +1,5 @@
+//go:build !race
+
+package llmsloprocessor
+
+const raceEnabled = false
