@@ -69,12 +69,31 @@ func Builtin() []*Preset {
 		},
 		{
 			// SGLang's request root is named "<role> Req <rid[:8]>" and carries
-			// the request id in "rid".
+			// the request id in "rid". At SGLANG_TRACE_LEVEL 3 each decode
+			// step is a decode_loop span a few levels below it.
 			Name:  "sglang",
 			Layer: LayerServer,
 			Match: Match{Any: []Cond{{SpanNameContains: "Req "}}, All: []Cond{{Attribute: "rid"}}},
 			Map:   engineMapping,
 			Ev:    chunkEvents,
+			Steps: &Steps{SpanName: "decode_loop", Time: StepEnd, Counter: "decode_ct"},
+		},
+		{
+			// TGI's router names handler spans after the handler and records
+			// its timings as Rust Debug duration strings ("1.234567ms"). It
+			// has no TTFT and no token count: both come from its
+			// send_generation step spans (one per prefill/decode step).
+			Name:  "tgi",
+			Layer: LayerServer,
+			Match: Match{
+				Any: []Cond{{SpanName: "generate_stream"}, {SpanName: "chat_completions"}, {SpanName: "completions"}, {SpanName: "generate"}},
+				All: []Cond{{Attribute: "total_time"}},
+			},
+			Map: Mapping{
+				QueueTime: []TimingAttr{{Key: "queue_time", Unit: Duration}},
+				Model:     modelKeys,
+			},
+			Steps: &Steps{SpanName: "send_generation", Time: StepStart, FirstTokenFromSteps: true},
 		},
 		{
 			// Any other span carrying the engine latency family (a vLLM fork, a

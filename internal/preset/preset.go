@@ -116,6 +116,32 @@ type Match struct {
 	All []Cond
 }
 
+// StepTime says which end of a step span marks its output.
+type StepTime uint8
+
+const (
+	StepEnd StepTime = iota
+	StepStart
+)
+
+// Steps describes per-step child spans that carry a request's token timing
+// (SGLang's decode_loop, TGI's send_generation). They are only read in the
+// processor's opt-in trace-assembly mode, which joins them to the request
+// span of the same trace.
+type Steps struct {
+	// SpanName is the name of the step spans.
+	SpanName string
+	// Time is the end of the step span that marks its output.
+	Time StepTime
+	// Counter, if set, is an attribute counting decode steps or tokens so
+	// far; the difference between consecutive steps is the step's token
+	// count (several with speculative decoding).
+	Counter string
+	// FirstTokenFromSteps is true when the first step carries the first
+	// token (TGI's prefill step), so TTFT is the first step's time.
+	FirstTokenFromSteps bool
+}
+
 // Preset is one producer's recognition rule and attribute mapping.
 type Preset struct {
 	Name  string
@@ -127,6 +153,8 @@ type Preset struct {
 	// span's stream flag says the request streamed: OpenLIT writes the whole
 	// duration as TTFT on non-streaming calls.
 	TTFTNeedsStreamFlag bool
+	// Steps, if set, names the step spans of the trace-assembly mode.
+	Steps *Steps
 }
 
 // Keys returns every span attribute key the preset reads, for building a
