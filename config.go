@@ -40,6 +40,31 @@ type Config struct {
 	// SLOs are judged on every selected request span.
 	SLOs []SLOConfig `mapstructure:"slos"`
 
+	// TraceAssembly joins per-step child spans (SGLang decode_loop, TGI
+	// send_generation) to their request span. Off by default: it makes the
+	// processor stateful and needs all spans of a trace at one collector.
+	TraceAssembly TraceAssemblyConfig `mapstructure:"trace_assembly"`
+
+	_ struct{}
+}
+
+// TraceAssemblyConfig bounds the trace-assembly mode.
+type TraceAssemblyConfig struct {
+	Enabled bool `mapstructure:"enabled"`
+	// Wait is how long a request span whose steps are not all there is held
+	// back. The default covers the OTel SDKs' 5 s batch export delay, for
+	// servers (SGLang) that export steps and requests from different
+	// processes.
+	Wait time.Duration `mapstructure:"wait"`
+	// MaxTraces bounds the traces with pending steps or held requests; the
+	// oldest is evicted beyond it.
+	MaxTraces int `mapstructure:"max_traces"`
+	// MaxStepsPerTrace bounds the step timestamps kept for one request.
+	MaxStepsPerTrace int `mapstructure:"max_steps_per_trace"`
+	// MaxSteps bounds the step timestamps kept over all traces (16 bytes
+	// each).
+	MaxSteps int `mapstructure:"max_steps"`
+
 	_ struct{}
 }
 
@@ -198,6 +223,19 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("custom_presets[%d]: %w", i, err))
 		}
 	}
+	if ta := c.TraceAssembly; ta.Enabled {
+		if ta.Wait <= 0 {
+			errs = append(errs, fmt.Errorf("trace_assembly.wait: %v must be a positive duration such as 6s", ta.Wait))
+		}
+		for _, b := range []struct {
+			name string
+			v    int
+		}{{"max_traces", ta.MaxTraces}, {"max_steps_per_trace", ta.MaxStepsPerTrace}, {"max_steps", ta.MaxSteps}} {
+			if b.v <= 0 {
+				errs = append(errs, fmt.Errorf("trace_assembly.%s: %d must be positive", b.name, b.v))
+			}
+		}
+	}
 	names := map[string]bool{}
 	for i := range c.SLOs {
 		s := &c.SLOs[i]
@@ -349,5 +387,13 @@ func (c *Config) presets() ([]*preset.Preset, error) {
 }
 
 func createDefaultConfig() component.Config {
-	return &Config{AttributePrefix: contract.DefaultPrefix}
+	return &Config{
+		AttributePrefix: contract.DefaultPrefix,
+		TraceAssembly: TraceAssemblyConfig{
+			Wait:             6 * time.Second,
+			MaxTraces:        10_000,
+			MaxStepsPerTrace: 16_384,
+			MaxSteps:         1_000_000,
+		},
+	}
 }

@@ -48,6 +48,7 @@ func TestLoadConfig(t *testing.T) {
 				Presets:         []string{"vllm", "openllmetry", "semconv"},
 				TokenAwareITL:   true,
 				Model:           ModelConfig{ResourceAttribute: "k8s.deployment.name", Default: "unknown-model"},
+				TraceAssembly:   TraceAssemblyConfig{Enabled: true, Wait: 3 * time.Second, MaxTraces: 500, MaxStepsPerTrace: 16_384, MaxSteps: 1_000_000},
 				CustomPresets: []PresetConfig{
 					{
 						Name:  "my_gateway",
@@ -84,6 +85,10 @@ func TestLoadConfig(t *testing.T) {
 		{name: "negative_threshold", errs: []string{"slos[0].ttft: -1s must be a positive duration such as 500ms"}},
 		{name: "duplicate_slo", errs: []string{`slos[1].name: duplicate SLO name "a"`}},
 		{name: "unknown_preset", errs: []string{`presets: unknown preset "triton": allowed values are trtllm, vllm, sglang, tgi, engine, openlit, openllmetry, openinference, langfuse, litellm, semconv`}},
+		{name: "bad_assembly", errs: []string{
+			"trace_assembly.wait: 0s must be a positive duration such as 6s",
+			"trace_assembly.max_steps: -1 must be positive",
+		}},
 		{name: "bad_prefix", errs: []string{`attribute_prefix: "llm" must end with "."`}},
 		{name: "bad_selector", errs: []string{
 			`slos[0].selector.layer: "edge": allowed values are "client", "server"`,

@@ -26,10 +26,12 @@ func NewFactory() processor.Factory {
 }
 
 func createTraces(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
-	p, err := newProcessor(set, cfg.(*Config))
+	p, err := newProcessor(set, cfg.(*Config), next)
 	if err != nil {
 		return nil, err
 	}
 	return processorhelper.NewTraces(ctx, set, cfg, next, p.processTraces,
-		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: true}))
+		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: true}),
+		processorhelper.WithStart(p.start),
+		processorhelper.WithShutdown(p.shutdown))
 }

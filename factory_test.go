@@ -117,7 +117,7 @@ func TestNonLLMSpansAllocateNothing(t *testing.T) {
 	}
 	td, err := golden.ReadTraces(filepath.Join("testdata", "traces", "non_llm", "input.yaml"))
 	require.NoError(t, err)
-	p, err := newProcessor(processortest.NewNopSettings(metadata.Type), createDefaultConfig().(*Config))
+	p, err := newProcessor(processortest.NewNopSettings(metadata.Type), createDefaultConfig().(*Config), consumertest.NewNop())
 	require.NoError(t, err)
 	ctx := context.Background()
 	_, _ = p.processTraces(ctx, td)

@@ -5,12 +5,16 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/processorhelper"
 
 	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/derive"
+	"github.com/llmslo/llmslo/internal/preset"
 	"github.com/llmslo/llmslo/internal/slo"
 )
 
@@ -33,6 +37,10 @@ type llmSLOProcessor struct {
 	errorText map[derive.Errors]string
 	// state is pooled per-batch working memory.
 	state sync.Pool
+
+	// asm joins step spans to request spans; nil unless trace_assembly is
+	// enabled, so the default processor keeps no cross-span state.
+	asm *assembler
 }
 
 type compiledSLO struct {
@@ -46,7 +54,7 @@ type batchState struct {
 	counts  *batchCounts
 }
 
-func newProcessor(set processor.Settings, cfg *Config) (*llmSLOProcessor, error) {
+func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*llmSLOProcessor, error) {
 	presets, err := cfg.presets()
 	if err != nil {
 		return nil, err
@@ -75,7 +83,68 @@ func newProcessor(set processor.Settings, cfg *Config) (*llmSLOProcessor, error)
 	if p.tel, err = newTelemetry(set.TelemetrySettings.MeterProvider, p.table.Presets(), sloNames); err != nil {
 		return nil, err
 	}
+	if cfg.TraceAssembly.Enabled {
+		p.asm = newAssembler(cfg.TraceAssembly, presets, next, set.Logger, p.tel)
+		p.asm.release = p.releaseHeld
+	}
 	return p, nil
+}
+
+func (p *llmSLOProcessor) start(context.Context, component.Host) error {
+	if p.asm != nil {
+		p.asm.start()
+	}
+	return nil
+}
+
+func (p *llmSLOProcessor) shutdown(ctx context.Context) error {
+	if p.asm != nil {
+		return p.asm.shutdown(ctx)
+	}
+	return nil
+}
+
+// releaseHeld derives and writes a request span the assembly held back.
+func (p *llmSLOProcessor) releaseHeld(span ptrace.Span, resource pcommon.Map, steps *derive.Steps, evicted bool) {
+	st := p.getState()
+	defer p.putState(st)
+	if !p.table.DeriveWithSteps(span, steps, &st.res) {
+		return
+	}
+	if evicted {
+		st.res.Errors.Set(derive.FieldITL, derive.Evicted)
+	}
+	p.write(span, resource, st)
+	p.tel.record(context.Background(), st.counts)
+}
+
+// expectedSteps is how many step spans complete a request: one per output
+// token after the first when the producer gives a count and its first token
+// is not a step (SGLang's decode steps), else unknown (0: any step will do).
+func expectedSteps(pr *preset.Preset, res *derive.Result) int64 {
+	if pr.Steps.FirstTokenFromSteps || !res.HasOutputTokens {
+		return 0
+	}
+	return res.OutputTokens - 1
+}
+
+// assemble handles a request span of a producer with step spans. It
+// reports whether the span was held back (removed from its batch).
+func (p *llmSLOProcessor) assemble(span ptrace.Span, resource pcommon.Resource, scope pcommon.InstrumentationScope, st *batchState) bool {
+	pr := p.table.PresetAt(st.res.PresetIndex)
+	expected := expectedSteps(pr, &st.res)
+	if !pr.Steps.FirstTokenFromSteps && st.res.HasOutputTokens && expected <= 0 {
+		// A one-token output has no decode steps to wait for.
+		p.write(span, resource.Attributes(), st)
+		return false
+	}
+	if steps, ok := p.asm.takeSteps(span.TraceID(), expected); ok {
+		p.table.DeriveWithSteps(span, steps, &st.res)
+		p.write(span, resource.Attributes(), st)
+		return false
+	}
+	p.asm.hold(span, resource, scope, expected)
+	return true
 }
 
 func (sc *SLOConfig) limits() [5]slo.Threshold {
@@ -105,30 +174,59 @@ func (p *llmSLOProcessor) getState() *batchState {
 
 func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
 	st := p.getState()
-	recorded := false
+	defer p.putState(st)
+	completed := p.asm != nil && p.asm.recordSteps(td)
+	recorded, held := false, 0
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
 		resource := rs.Resource().Attributes()
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
+			ss := sss.At(j)
+			spans := ss.Spans()
+			heldHere := false
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
 				if !p.table.Derive(span, &st.res) {
 					continue
 				}
-				p.write(span, resource, st)
 				recorded = true
+				if p.asm != nil && p.table.PresetAt(st.res.PresetIndex).Steps != nil {
+					if p.assemble(span, rs.Resource(), ss.Scope(), st) {
+						// Held: mark it for removal from this batch.
+						span.SetName(heldMarker)
+						heldHere = true
+						held++
+					}
+					continue
+				}
+				p.write(span, resource, st)
+			}
+			if heldHere {
+				spans.RemoveIf(func(s ptrace.Span) bool { return s.Name() == heldMarker })
 			}
 		}
 	}
 	if recorded {
 		p.tel.record(ctx, st.counts)
-		*st.counts = batchCounts{requests: clearRows(st.counts.requests), verdicts: clearRows(st.counts.verdicts)}
 	}
-	p.state.Put(st)
+	if completed {
+		p.asm.takeComplete(td)
+	}
+	if held > 0 && td.SpanCount() == 0 {
+		return td, processorhelper.ErrSkipProcessingData
+	}
 	return td, nil
+}
+
+// heldMarker renames a held span's copy in the batch for removal; the held
+// copy keeps the real name.
+const heldMarker = "\x00llm_slo.held"
+
+func (p *llmSLOProcessor) putState(st *batchState) {
+	*st.counts = batchCounts{requests: clearRows(st.counts.requests), verdicts: clearRows(st.counts.verdicts)}
+	p.state.Put(st)
 }
 
 func clearRows[T any](rows []T) []T {

@@ -17,9 +17,13 @@ type telemetry struct {
 	requests metric.Int64Counter
 	errors   metric.Int64Counter
 	verdicts metric.Int64Counter
+	// Trace assembly.
+	held          metric.Int64Counter
+	evictions     metric.Int64Counter
+	evictionAttrs [numEvictReasons]metric.AddOption
 
 	// Attribute sets, built once.
-	requestAttrs [][3]metric.AddOption // [preset][origin]
+	requestAttrs [][derive.NumOrigins]metric.AddOption // [preset][origin]
 	errorAttrs   [derive.NumFields][derive.NumReasons]metric.AddOption
 	verdictAttrs [][numOutcomes]metric.AddOption // [slo][outcome]
 }
@@ -35,9 +39,20 @@ const (
 
 var outcomeNames = [numOutcomes]string{"met", "violated", "unknown"}
 
+type evictReason uint8
+
+const (
+	evictTraces evictReason = iota
+	evictStepsPerTrace
+	evictOrphanSteps
+	numEvictReasons
+)
+
+var evictReasonNames = [numEvictReasons]string{"max_traces", "max_steps_per_trace", "request_never_arrived"}
+
 // batchCounts accumulates one batch's telemetry.
 type batchCounts struct {
-	requests [][3]int64
+	requests [][derive.NumOrigins]int64
 	errors   [derive.NumFields][derive.NumReasons]int64
 	verdicts [][numOutcomes]int64
 }
@@ -61,8 +76,21 @@ func newTelemetry(mp metric.MeterProvider, presets, slos []string) (*telemetry, 
 		metric.WithUnit("{verdict}")); err != nil {
 		return nil, err
 	}
+	if t.held, err = m.Int64Counter("otelcol_processor_llm_slo_assembly_held",
+		metric.WithDescription("Request spans held back by the trace assembly until their step spans arrived or the wait passed."),
+		metric.WithUnit("{span}")); err != nil {
+		return nil, err
+	}
+	if t.evictions, err = m.Int64Counter("otelcol_processor_llm_slo_assembly_evictions",
+		metric.WithDescription("Trace-assembly state dropped to stay within its bounds, by reason."),
+		metric.WithUnit("{trace}")); err != nil {
+		return nil, err
+	}
+	for r := range t.evictionAttrs {
+		t.evictionAttrs[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", evictReasonNames[r])))
+	}
 	for _, p := range presets {
-		var row [3]metric.AddOption
+		var row [derive.NumOrigins]metric.AddOption
 		for o := range row {
 			row[o] = metric.WithAttributeSet(attribute.NewSet(attribute.String("preset", p), attribute.String("origin", derive.Origin(o).String())))
 		}
@@ -84,7 +112,7 @@ func newTelemetry(mp metric.MeterProvider, presets, slos []string) (*telemetry, 
 }
 
 func (t *telemetry) newBatch() *batchCounts {
-	return &batchCounts{requests: make([][3]int64, len(t.requestAttrs)), verdicts: make([][numOutcomes]int64, len(t.verdictAttrs))}
+	return &batchCounts{requests: make([][derive.NumOrigins]int64, len(t.requestAttrs)), verdicts: make([][numOutcomes]int64, len(t.verdictAttrs))}
 }
 
 func (t *telemetry) record(ctx context.Context, b *batchCounts) {

@@ -20,6 +20,7 @@ type Keys struct {
 	E2E          string // seconds, double
 	ITLMean      string // seconds, double
 	ITLMax       string // seconds, double
+	ITLGaps      string // seconds, double slice: only from step spans
 	QueueTime    string // seconds, double
 	OutputTokens string // int
 	InputTokens  string // int
@@ -40,6 +41,7 @@ func NewKeys(prefix string) Keys {
 		E2E:          prefix + "e2e",
 		ITLMean:      prefix + "itl.mean",
 		ITLMax:       prefix + "itl.max",
+		ITLGaps:      prefix + "itl.gaps",
 		QueueTime:    prefix + "queue_time",
 		OutputTokens: prefix + "output_tokens",
 		InputTokens:  prefix + "input_tokens",

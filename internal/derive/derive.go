@@ -87,6 +87,41 @@ func (t *Table) classify(span ptrace.Span, s *scratch) *compiled {
 // attribute keys and event names, for any other span. res is overwritten;
 // reuse it across calls.
 func (t *Table) Derive(span ptrace.Span, res *Result) bool {
+	return t.derive(span, nil, res)
+}
+
+// Steps are the output times of a request's step spans (trace assembly),
+// in Unix ns, with each step's token count (-1 when unknown).
+type Steps struct {
+	Times  []uint64
+	Counts []int64
+}
+
+// DeriveWithSteps is Derive for a request whose output times come from its
+// step spans rather than from its own events. steps may be empty.
+func (t *Table) DeriveWithSteps(span ptrace.Span, steps *Steps, res *Result) bool {
+	if steps == nil {
+		steps = &Steps{}
+	}
+	return t.derive(span, steps, res)
+}
+
+// Classify returns the index, in matching order, of the preset claiming
+// span, or -1.
+func (t *Table) Classify(span ptrace.Span) int {
+	s := t.getScratch()
+	defer t.putScratch(s)
+	t.scan(span, s)
+	if c := t.classify(span, s); c != nil {
+		return c.index
+	}
+	return -1
+}
+
+// PresetAt returns the preset at index i of the matching order.
+func (t *Table) PresetAt(i int) *preset.Preset { return t.presets[i].p }
+
+func (t *Table) derive(span ptrace.Span, steps *Steps, res *Result) bool {
 	s := t.getScratch()
 	defer t.putScratch(s)
 	t.scan(span, s)
@@ -94,9 +129,9 @@ func (t *Table) Derive(span ptrace.Span, res *Result) bool {
 	if c == nil {
 		return false
 	}
-	q := res.Qualifiers[:0]
-	*res = Result{Preset: c.p.Name, PresetIndex: c.index, Layer: c.p.Layer, Qualifiers: q}
-	c.derive(t, span, s, res)
+	q, g := res.Qualifiers[:0], res.Gaps[:0]
+	*res = Result{Preset: c.p.Name, PresetIndex: c.index, Layer: c.p.Layer, Qualifiers: q, Gaps: g}
+	c.derive(t, span, s, steps, res)
 	return true
 }
 
@@ -147,7 +182,7 @@ func countValue(slots []int, s *scratch, f Field, errs *Errors) (int64, bool, bo
 	return n, true, true
 }
 
-func (c *compiled) derive(t *Table, span ptrace.Span, s *scratch, res *Result) {
+func (c *compiled) derive(t *Table, span ptrace.Span, s *scratch, steps *Steps, res *Result) {
 	errs := &res.Errors
 	start, end := uint64(span.StartTimestamp()), uint64(span.EndTimestamp())
 	spanOK := true
@@ -161,10 +196,18 @@ func (c *compiled) derive(t *Table, span ptrace.Span, s *scratch, res *Result) {
 	}
 	res.Failed = span.Status().Code() == ptrace.StatusCodeError
 
-	// Output events, when the preset reads them and the span has any.
+	// Output events, when the preset reads them and the span has any; or
+	// the steps the trace assembly joined to this span.
 	out := &s.out
-	if c.hasEvents(s) {
+	outputs := FromEvents
+	if steps != nil {
+		outputs = FromSteps
+		out.times = append(out.times, steps.Times...)
+		out.counts = append(out.counts, steps.Counts...)
+	} else if c.hasEvents(s) {
 		out.collect(span, c.eventKind(t), c.tokenCount)
+	}
+	if len(out.times) > 0 || out.firstToken != 0 {
 		switch {
 		case !spanOK:
 			out.reset()
@@ -200,7 +243,11 @@ func (c *compiled) derive(t *Table, span ptrace.Span, s *scratch, res *Result) {
 	n, hasN, _ := countValue(c.output, s, FieldOutputTokens, errs)
 	if !hasN && errs[FieldOutputTokens] == NoReason && len(out.times) > 0 {
 		n, hasN = out.tokens(), true
-		res.Qualifiers = append(res.Qualifiers, "output_tokens_from_chunks")
+		if outputs == FromSteps {
+			res.Qualifiers = append(res.Qualifiers, "output_tokens_from_steps")
+		} else {
+			res.Qualifiers = append(res.Qualifiers, "output_tokens_from_chunks")
+		}
 	}
 	res.OutputTokens, res.HasOutputTokens = n, hasN
 	res.InputTokens, res.HasInputTokens, _ = countValue(c.input, s, FieldInputTokens, errs)
@@ -225,10 +272,10 @@ func (c *compiled) derive(t *Table, span ptrace.Span, s *scratch, res *Result) {
 	case ttftPresent:
 		res.TTFT = ttftAttr
 		origin = FromAttributes
-	case hasOutput:
+	case hasOutput && (outputs != FromSteps || c.p.Steps == nil || c.p.Steps.FirstTokenFromSteps):
 		ttftNs = int64(out.firstOutput() - start)
 		res.TTFT = known(nanos(uint64(ttftNs)))
-		origin = FromEvents
+		origin = outputs
 	case errs[FieldTTFT] == NoReason && errs[FieldEvents] == NoReason && spanOK && !res.Failed:
 		errs.Set(FieldTTFT, NotEmitted)
 	}
@@ -243,7 +290,7 @@ func (c *compiled) derive(t *Table, span ptrace.Span, s *scratch, res *Result) {
 		e2eNs = int64(out.times[len(out.times)-1] - start)
 		res.E2E = known(nanos(uint64(e2eNs)))
 		if origin == FromSpan {
-			origin = FromEvents
+			origin = outputs
 		}
 	case spanOK:
 		e2eNs = int64(end - start)
@@ -259,6 +306,11 @@ func (c *compiled) derive(t *Table, span ptrace.Span, s *scratch, res *Result) {
 	switch {
 	case len(out.times) >= 2:
 		res.ITLMean, res.ITLMax = out.itl(t.tokenAware)
+		if outputs == FromSteps {
+			// Step spans are not on the request span: keep every gap for
+			// the connector's ITL histogram.
+			res.Gaps = out.gaps(t.tokenAware, res.Gaps)
+		}
 	case nonStreaming || len(out.times) == 1 || hasN && n <= 1:
 		res.ITLMean, res.ITLMax = notApplicable, notApplicable
 	default:

@@ -50,9 +50,13 @@ const (
 	FromEvents
 	// FromAttributes: the producer's own timing attributes.
 	FromAttributes
+	// FromSteps: step spans of the same trace (trace-assembly mode).
+	FromSteps
+	// NumOrigins is the number of origins.
+	NumOrigins
 )
 
-var originNames = [...]string{FromSpan: "span", FromEvents: "events", FromAttributes: "attributes"}
+var originNames = [...]string{FromSpan: "span", FromEvents: "events", FromAttributes: "attributes", FromSteps: "steps"}
 
 func (o Origin) String() string { return originNames[o] }
 
@@ -68,6 +72,10 @@ type Result struct {
 	Qualifiers []string
 
 	TTFT, TPOT, E2E, ITLMean, ITLMax, QueueTime Value
+	// Gaps holds every inter-token gap in seconds when the output times came
+	// from step spans (trace assembly); otherwise it is empty and the gaps
+	// are on the span's own events.
+	Gaps []float64
 
 	OutputTokens, InputTokens       int64
 	HasOutputTokens, HasInputTokens bool
@@ -127,11 +135,14 @@ const (
 	NotEmitted
 	// Inconsistent: the inputs contradict each other (TTFT after E2E).
 	Inconsistent
+	// Evicted: the trace assembly's memory bound dropped some of this
+	// request's steps; values from the steps kept are a lower bound.
+	Evicted
 	// NumReasons is the number of reasons, NoReason included.
 	NumReasons
 )
 
-var reasonNames = [NumReasons]string{"", "invalid_value", "invalid_type", "out_of_range", "end_before_start", "missing_timestamps", "outside_span", "duplicate", "not_emitted", "inconsistent"}
+var reasonNames = [NumReasons]string{"", "invalid_value", "invalid_type", "out_of_range", "end_before_start", "missing_timestamps", "outside_span", "duplicate", "not_emitted", "inconsistent", "evicted"}
 
 func (r Reason) String() string { return reasonNames[r] }
 

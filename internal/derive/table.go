@@ -62,7 +62,7 @@ type compiled struct {
 	chunk, first                     []int // event slots
 	tokenCount                       string
 
-	source [3]string // "<name>:<origin>", by Origin
+	source [NumOrigins]string // "<name>:<origin>", by Origin
 }
 
 // Options tune the derivation.

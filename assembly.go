@@ -1,0 +1,334 @@
+package llmsloprocessor
+
+import (
+	"cmp"
+	"container/list"
+	"slices"
+	"context"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/llmslo/llmslo/internal/derive"
+	"github.com/llmslo/llmslo/internal/preset"
+)
+
+// assembler joins the step spans of a trace (SGLang decode_loop, TGI
+// send_generation) to its request span. It is the processor's only state,
+// and exists only when trace_assembly is enabled.
+//
+// Flow: step spans pass through at once; their output times are recorded
+// per trace. A request span whose steps are all there (as many as its
+// output count implies, or any at all when the producer gives no count) is
+// derived at once. Otherwise it is taken out of its batch and held until its
+// steps complete or Wait passes, then emitted downstream: appended to a
+// later batch when its last steps arrive, or on its own at the deadline.
+// Memory is bounded by MaxTraces and MaxSteps; what is evicted is counted and
+// the affected request is marked in llm.metrics.error.
+type assembler struct {
+	cfg    TraceAssemblyConfig
+	steps  map[string]*preset.Steps // step span name -> how to read it
+	next   consumer.Traces
+	logger *zap.Logger
+	now    func() time.Time
+	// release derives and writes a held span (the processor's write path).
+	release func(span ptrace.Span, resource pcommon.Map, steps *derive.Steps, evicted bool)
+	tel     *telemetry
+
+	mu         sync.Mutex
+	traces     map[pcommon.TraceID]*traceEntry
+	byAge      list.List // of *traceEntry, oldest first
+	totalSteps int
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+type step struct {
+	at      uint64
+	counter int64 // -1: none
+}
+
+type traceEntry struct {
+	id        pcommon.TraceID
+	created   time.Time
+	steps     []step
+	truncated bool
+	held      []heldSpan
+	elem      *list.Element
+}
+
+type heldSpan struct {
+	td       ptrace.Traces // one resource, one scope, the span
+	deadline time.Time
+	expected int64 // steps that complete the request, 0 when unknown
+}
+
+func newAssembler(cfg TraceAssemblyConfig, presets []*preset.Preset, next consumer.Traces, logger *zap.Logger, tel *telemetry) *assembler {
+	a := &assembler{cfg: cfg, steps: map[string]*preset.Steps{}, next: next, logger: logger, now: time.Now, tel: tel,
+		traces: map[pcommon.TraceID]*traceEntry{}}
+	for _, p := range presets {
+		if p.Steps != nil {
+			a.steps[p.Steps.SpanName] = p.Steps
+		}
+	}
+	return a
+}
+
+func (a *assembler) start() {
+	a.stop, a.done = make(chan struct{}), make(chan struct{})
+	tick := max(a.cfg.Wait/4, 10*time.Millisecond)
+	go func() {
+		defer close(a.done)
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		for {
+			select {
+			case <-a.stop:
+				return
+			case <-t.C:
+				a.emit(context.Background(), a.expire(a.now(), false))
+			}
+		}
+	}()
+}
+
+// shutdown stops the ticker and emits every held span.
+func (a *assembler) shutdown(ctx context.Context) error {
+	if a.stop != nil {
+		close(a.stop)
+		select {
+		case <-a.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	a.emit(ctx, a.expire(time.Time{}, true))
+	return nil
+}
+
+// recordSteps stores the step spans of a batch. It reports whether any
+// held request became complete; takeComplete then returns it.
+func (a *assembler) recordSteps(td ptrace.Traces) bool {
+	if len(a.steps) == 0 {
+		return false
+	}
+	completed := false
+	locked := false
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				st, ok := a.steps[span.Name()]
+				if !ok {
+					continue
+				}
+				if !locked {
+					a.mu.Lock()
+					defer a.mu.Unlock()
+					locked = true
+				}
+				s := step{at: uint64(span.EndTimestamp()), counter: -1}
+				if st.Time == preset.StepStart {
+					s.at = uint64(span.StartTimestamp())
+				}
+				if st.Counter != "" {
+					if v, ok := span.Attributes().Get(st.Counter); ok && v.Type() == pcommon.ValueTypeInt && v.Int() >= 0 {
+						s.counter = v.Int()
+					}
+				}
+				e := a.entry(span.TraceID())
+				a.addStep(e, s)
+				if len(e.held) > 0 && e.complete() {
+					completed = true
+				}
+			}
+		}
+	}
+	return completed
+}
+
+func (a *assembler) entry(id pcommon.TraceID) *traceEntry {
+	if e, ok := a.traces[id]; ok {
+		return e
+	}
+	for len(a.traces) >= a.cfg.MaxTraces {
+		a.evictOldest()
+	}
+	e := &traceEntry{id: id, created: a.now()}
+	e.elem = a.byAge.PushBack(e)
+	a.traces[id] = e
+	return e
+}
+
+func (a *assembler) addStep(e *traceEntry, s step) {
+	if len(e.steps) >= a.cfg.MaxStepsPerTrace {
+		if !e.truncated {
+			a.tel.evictions.Add(context.Background(), 1, a.tel.evictionAttrs[evictStepsPerTrace])
+		}
+		e.truncated = true
+		return
+	}
+	for a.totalSteps >= a.cfg.MaxSteps && a.byAge.Len() > 0 {
+		if a.byAge.Front().Value.(*traceEntry) == e && a.byAge.Len() == 1 {
+			e.truncated = true
+			return
+		}
+		a.evictOldest()
+	}
+	e.steps = append(e.steps, s)
+	a.totalSteps++
+}
+
+// evictOldest drops the oldest trace. Its held request spans are emitted
+// with the steps seen so far, marked as evicted. Caller holds mu.
+func (a *assembler) evictOldest() {
+	e := a.byAge.Front().Value.(*traceEntry)
+	a.remove(e)
+	a.tel.evictions.Add(context.Background(), 1, a.tel.evictionAttrs[evictTraces])
+	if len(e.held) > 0 {
+		// Emitted from a fresh goroutine: the caller holds mu, and the
+		// downstream consumer may block.
+		out := ptrace.NewTraces()
+		a.releaseInto(out, e, true)
+		go a.emit(context.Background(), out)
+	}
+}
+
+func (a *assembler) remove(e *traceEntry) {
+	a.byAge.Remove(e.elem)
+	delete(a.traces, e.id)
+	a.totalSteps -= len(e.steps)
+}
+
+// complete reports whether the entry has the steps its held requests expect.
+func (e *traceEntry) complete() bool {
+	for _, h := range e.held {
+		if h.expected > 0 && int64(len(e.steps)) < h.expected || h.expected == 0 && len(e.steps) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// takeSteps returns the steps recorded for the trace if they complete a
+// request expecting `expected` steps (0: any); the entry is then removed.
+func (a *assembler) takeSteps(id pcommon.TraceID, expected int64) (*derive.Steps, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e, ok := a.traces[id]
+	if !ok || len(e.steps) == 0 || expected > 0 && int64(len(e.steps)) < expected {
+		return nil, false
+	}
+	a.remove(e)
+	return e.toSteps(), true
+}
+
+// hold keeps a copy of span until its steps arrive or the wait passes.
+func (a *assembler) hold(span ptrace.Span, resource pcommon.Resource, scope pcommon.InstrumentationScope, expected int64) {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	resource.CopyTo(rs.Resource())
+	ss := rs.ScopeSpans().AppendEmpty()
+	scope.CopyTo(ss.Scope())
+	span.CopyTo(ss.Spans().AppendEmpty())
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e := a.entry(span.TraceID())
+	e.held = append(e.held, heldSpan{td: td, deadline: a.now().Add(a.cfg.Wait), expected: expected})
+	a.tel.held.Add(context.Background(), 1)
+}
+
+// takeComplete moves the held requests whose steps are complete into out.
+func (a *assembler) takeComplete(out ptrace.Traces) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, e := range a.traces {
+		if len(e.held) > 0 && e.complete() {
+			a.remove(e)
+			a.releaseInto(out, e, false)
+		}
+	}
+}
+
+// expire releases held requests past their deadline (all of them when all
+// is set) and drops step-only traces whose request never came.
+func (a *assembler) expire(now time.Time, all bool) ptrace.Traces {
+	out := ptrace.NewTraces()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for el := a.byAge.Front(); el != nil; {
+		e := el.Value.(*traceEntry)
+		el = el.Next()
+		switch {
+		case all:
+		case len(e.held) > 0:
+			if now.Before(e.held[0].deadline) {
+				continue
+			}
+		case now.Sub(e.created) < 2*a.cfg.Wait:
+			// Steps whose request has not come yet.
+			continue
+		default:
+			a.tel.evictions.Add(context.Background(), 1, a.tel.evictionAttrs[evictOrphanSteps])
+		}
+		a.remove(e)
+		a.releaseInto(out, e, false)
+	}
+	return out
+}
+
+// releaseInto derives each held request of e with e's steps and appends it
+// to out. Caller holds mu.
+func (a *assembler) releaseInto(out ptrace.Traces, e *traceEntry, evicted bool) {
+	if len(e.held) == 0 {
+		return
+	}
+	steps := e.toSteps()
+	for _, h := range e.held {
+		rs := h.td.ResourceSpans().At(0)
+		span := rs.ScopeSpans().At(0).Spans().At(0)
+		a.release(span, rs.Resource().Attributes(), steps, evicted || e.truncated)
+		rs.MoveTo(out.ResourceSpans().AppendEmpty())
+	}
+	e.held = nil
+}
+
+func (a *assembler) emit(ctx context.Context, td ptrace.Traces) {
+	if td.SpanCount() == 0 {
+		return
+	}
+	if err := a.next.ConsumeTraces(ctx, td); err != nil {
+		a.logger.Warn("failed to send held LLM request spans downstream", zap.Error(err), zap.Int("spans", td.SpanCount()))
+	}
+}
+
+// toSteps sorts the steps by time and turns counters into per-step token
+// counts: the difference from the previous step's counter.
+func (e *traceEntry) toSteps() *derive.Steps {
+	steps := e.steps
+	sortSteps(steps)
+	out := &derive.Steps{Times: make([]uint64, len(steps)), Counts: make([]int64, len(steps))}
+	for i, s := range steps {
+		out.Times[i] = s.at
+		out.Counts[i] = -1
+		if i > 0 && s.counter >= 0 && steps[i-1].counter >= 0 && s.counter > steps[i-1].counter {
+			out.Counts[i] = s.counter - steps[i-1].counter
+		}
+	}
+	return out
+}
+
+func sortSteps(s []step) {
+	byTime := func(a, b step) int { return cmp.Compare(a.at, b.at) }
+	if !slices.IsSortedFunc(s, byTime) {
+		slices.SortStableFunc(s, byTime)
+	}
+}
