@@ -30,6 +30,10 @@ func createTraces(ctx context.Context, set processor.Settings, cfg component.Con
 	if err != nil {
 		return nil, err
 	}
+	return newTracesFromImpl(ctx, set, cfg, next, p)
+}
+
+func newTracesFromImpl(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces, p *llmSLOProcessor) (processor.Traces, error) {
 	return processorhelper.NewTraces(ctx, set, cfg, next, p.processTraces,
 		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: true}),
 		processorhelper.WithStart(p.start),

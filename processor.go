@@ -68,7 +68,7 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*l
 	}
 	k := p.keys
 	p.ownKeys = map[string]bool{}
-	for _, key := range []string{k.TTFT, k.TPOT, k.E2E, k.ITLMean, k.ITLMax, k.QueueTime, k.OutputTokens, k.InputTokens, k.Model, k.Layer, k.Stream, k.Source, k.Error} {
+	for _, key := range []string{k.TTFT, k.TPOT, k.E2E, k.ITLMean, k.ITLMax, k.ITLGaps, k.QueueTime, k.OutputTokens, k.InputTokens, k.Model, k.Layer, k.Stream, k.Source, k.Error} {
 		p.ownKeys[key] = true
 	}
 	var sloNames []string
@@ -262,6 +262,13 @@ func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batc
 	putSeconds(attrs, k.ITLMean, res.ITLMean)
 	putSeconds(attrs, k.ITLMax, res.ITLMax)
 	putSeconds(attrs, k.QueueTime, res.QueueTime)
+	if len(res.Gaps) > 0 {
+		gaps := attrs.PutEmptySlice(k.ITLGaps)
+		gaps.EnsureCapacity(len(res.Gaps))
+		for _, g := range res.Gaps {
+			gaps.AppendEmpty().SetDouble(g)
+		}
+	}
 	if res.HasOutputTokens {
 		attrs.PutInt(k.OutputTokens, res.OutputTokens)
 	}

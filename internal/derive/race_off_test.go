@@ -1,0 +1,5 @@
+//go:build !race
+
+package derive
+
+const raceEnabled = false
