@@ -3,8 +3,8 @@ package llmsloprocessor
 import (
 	"cmp"
 	"container/list"
-	"slices"
 	"context"
+	"slices"
 	"sync"
 	"time"
 

@@ -100,7 +100,9 @@ func split(td ptrace.Traces, isStep func(ptrace.Span) bool) (steps, rest ptrace.
 	return steps, rest
 }
 
-func isStepSpan(s ptrace.Span) bool { return s.Name() == "decode_loop" || s.Name() == "send_generation" }
+func isStepSpan(s ptrace.Span) bool {
+	return s.Name() == "decode_loop" || s.Name() == "send_generation"
+}
 
 func doubles(t *testing.T, s ptrace.Span, key string) []float64 {
 	v, ok := s.Attributes().Get(key)
