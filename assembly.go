@@ -39,8 +39,12 @@ type assembler struct {
 	release func(span ptrace.Span, resource pcommon.Map, steps *derive.Steps, evicted bool)
 	tel     *telemetry
 
-	mu         sync.Mutex
-	traces     map[pcommon.TraceID]*traceEntry
+	mu     sync.Mutex
+	traces map[pcommon.TraceID]*traceEntry
+	// released holds request spans let go outside expiry (an eviction, or
+	// a request of the same trace taking the steps), until the batch being
+	// processed (or the next expiry) carries them downstream.
+	released   ptrace.Traces
 	byAge      list.List // of *traceEntry, oldest first
 	totalSteps int
 
@@ -70,7 +74,7 @@ type heldSpan struct {
 
 func newAssembler(cfg TraceAssemblyConfig, presets []*preset.Preset, next consumer.Traces, logger *zap.Logger, tel *telemetry) *assembler {
 	a := &assembler{cfg: cfg, steps: map[string]*preset.Steps{}, next: next, logger: logger, now: time.Now, tel: tel,
-		traces: map[pcommon.TraceID]*traceEntry{}}
+		traces: map[pcommon.TraceID]*traceEntry{}, released: ptrace.NewTraces()}
 	for _, p := range presets {
 		if p.Steps != nil {
 			a.steps[p.Steps.SpanName] = p.Steps
@@ -193,13 +197,7 @@ func (a *assembler) evictOldest() {
 	e := a.byAge.Front().Value.(*traceEntry)
 	a.remove(e)
 	a.tel.evictions.Add(context.Background(), 1, a.tel.evictionAttrs[evictTraces])
-	if len(e.held) > 0 {
-		// Emitted from a fresh goroutine: the caller holds mu, and the
-		// downstream consumer may block.
-		out := ptrace.NewTraces()
-		a.releaseInto(out, e, true)
-		go a.emit(context.Background(), out)
-	}
+	a.releaseInto(a.released, e, true)
 }
 
 func (a *assembler) remove(e *traceEntry) {
@@ -228,6 +226,8 @@ func (a *assembler) takeSteps(id pcommon.TraceID, expected int64) (*derive.Steps
 		return nil, false
 	}
 	a.remove(e)
+	// Requests of the same trace held earlier go with these steps too.
+	a.releaseInto(a.released, e, false)
 	return e.toSteps(), true
 }
 
@@ -246,10 +246,15 @@ func (a *assembler) hold(span ptrace.Span, resource pcommon.Resource, scope pcom
 	a.tel.held.Add(context.Background(), 1)
 }
 
-// takeComplete moves the held requests whose steps are complete into out.
-func (a *assembler) takeComplete(out ptrace.Traces) {
+// takeReleased moves into out the requests released by evictions and, if
+// complete is set, the held requests whose steps are now complete.
+func (a *assembler) takeReleased(out ptrace.Traces, complete bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.released.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
+	if !complete {
+		return
+	}
 	for _, e := range a.traces {
 		if len(e.held) > 0 && e.complete() {
 			a.remove(e)
@@ -264,6 +269,7 @@ func (a *assembler) expire(now time.Time, all bool) ptrace.Traces {
 	out := ptrace.NewTraces()
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.released.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
 	for el := a.byAge.Front(); el != nil; {
 		e := el.Value.(*traceEntry)
 		el = el.Next()

@@ -180,3 +180,56 @@ func sameValue(a, b pcommon.Value) bool {
 	}
 	return a.Equal(b)
 }
+
+// FuzzAssembly sends arbitrary trace shapes (request spans of the producers
+// with step spans, steps without requests, requests without steps, spans of
+// a few traces interleaved across batches) through the trace assembly and
+// checks that every span comes out exactly once, after shutdown at the
+// latest, and that nothing panics.
+func FuzzAssembly(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
+	f.Add([]byte{1, 0, 3, 0, 3, 1, 3, 2, 255, 1, 0, 2, 4, 1, 4, 2, 4, 3})
+	f.Add([]byte("sglang and tgi steps in odd orders"))
+	cfg, err := loadConfigF(f, "assembly")
+	require.NoError(f, err)
+	cfg.TraceAssembly.MaxTraces = 4
+	cfg.TraceAssembly.MaxSteps = 16
+	cfg.TraceAssembly.MaxStepsPerTrace = 5
+	names := []string{" Req 1a2b3c4d", "chat_completions", "decode_loop", "send_generation", "other"}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sink := new(consumertest.TracesSink)
+		p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
+		require.NoError(t, err)
+		r := &fuzzReader{b: data}
+		sent := 0
+		for len(r.b) > 0 {
+			td := ptrace.NewTraces()
+			spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+			for n := r.pick(6); n > 0; n-- {
+				s := spans.AppendEmpty()
+				kind := r.pick(len(names))
+				s.SetName(names[kind])
+				s.SetTraceID(pcommon.TraceID{r.byte() % 6})
+				start := uint64(1_767_225_600_000_000_000) + uint64(r.byte())*1e6
+				s.SetStartTimestamp(pcommon.Timestamp(start))
+				s.SetEndTimestamp(pcommon.Timestamp(start + uint64(r.byte())*1e7))
+				switch kind {
+				case 0:
+					s.Attributes().PutStr("rid", "x")
+					s.Attributes().PutInt("gen_ai.usage.completion_tokens", int64(r.byte()%8))
+					r.value(s.Attributes().PutEmpty("gen_ai.latency.time_to_first_token"))
+				case 1:
+					r.value(s.Attributes().PutEmpty("total_time"))
+					s.Attributes().PutStr("queue_time", fuzzStrings[r.pick(len(fuzzStrings))])
+				case 2:
+					r.value(s.Attributes().PutEmpty("decode_ct"))
+				}
+			}
+			sent += td.SpanCount()
+			require.NoError(t, p.ConsumeTraces(context.Background(), td))
+		}
+		require.NoError(t, p.Shutdown(context.Background()))
+		require.Equal(t, sent, sink.SpanCount())
+	})
+}

@@ -211,8 +211,8 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 	if recorded {
 		p.tel.record(ctx, st.counts)
 	}
-	if completed {
-		p.asm.takeComplete(td)
+	if p.asm != nil {
+		p.asm.takeReleased(td, completed)
 	}
 	if held > 0 && td.SpanCount() == 0 {
 		return td, processorhelper.ErrSkipProcessingData
