@@ -1,0 +1,55 @@
+# llmslo: make help lists the targets.
+SHELL := /bin/bash
+GO ?= go
+GOBIN := $(shell $(GO) env GOPATH)/bin
+BUILDER_VERSION := v0.165.0
+BUILDER := $(GOBIN)/builder
+DIST := dist/otelcol-llmslo
+FUZZTIME ?= 30s
+
+.PHONY: help
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+$(BUILDER):
+	@echo ">> installing the collector builder $(BUILDER_VERSION)"
+	$(GO) install go.opentelemetry.io/collector/cmd/builder@$(BUILDER_VERSION)
+
+.PHONY: dist
+dist: $(BUILDER) ## Build the collector distribution into ./dist (the first build downloads modules: minutes)
+	@echo ">> building $(DIST) from builder-config.yaml"
+	$(BUILDER) --config builder-config.yaml
+	@$(DIST) components | grep -A1 -E 'name: llm_slo' | head -4
+
+.PHONY: test-unit
+test-unit: ## Fast inner loop: vet and every unit, golden and fuzz-seed test under the race detector
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+.PHONY: test
+test: test-unit dist validate ## Everything: unit tests, the built distribution, its configs, end to end
+	$(GO) test -tags e2e -race -count=1 -v ./e2e/...
+
+.PHONY: validate
+validate: ## Validate every example collector config with the built distribution
+	@for f in config/*.yaml; do echo ">> validate $$f"; $(DIST) validate --config $$f || exit 1; done
+
+.PHONY: fuzz
+fuzz: ## Run each fuzz target for FUZZTIME (default 30s)
+	@for pkg in $$($(GO) list ./...); do \
+	  for target in $$($(GO) test -list 'Fuzz.*' $$pkg | grep '^Fuzz'); do \
+	    echo ">> $$pkg $$target"; $(GO) test -run XXX -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+.PHONY: run
+run: dist ## Build, start the collector on config/demo.yaml, send the sample spans, print the enriched spans, stop
+	@scripts/demo.sh
+
+.PHONY: collector
+collector: dist ## Run the distribution alone on config/collector.yaml (OTLP on 127.0.0.1:4317/4318)
+	$(DIST) --config config/collector.yaml
+
+.PHONY: clean
+clean: ## Remove build output
+	rm -rf dist bin

@@ -1,0 +1,174 @@
+// Command sendtraces sends trace files to a collector over OTLP/gRPC and,
+// with -receive, waits for the collector to export them back over OTLP/HTTP
+// and prints the llm.* attributes the llm_slo processor wrote on each span.
+//
+//	sendtraces -endpoint 127.0.0.1:4317 -receive 127.0.0.1:4319 testdata/traces/vllm/input.yaml ...
+//
+// Trace files are OTLP JSON, or the same structure in YAML (the golden-file
+// format of this repository's tests).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llmslo/llmslo/internal/otlpio"
+)
+
+func main() {
+	endpoint := flag.String("endpoint", "127.0.0.1:4317", "collector OTLP/gRPC endpoint")
+	receive := flag.String("receive", "", "if set, listen here for the collector's OTLP/HTTP export and print the enriched spans")
+	timeout := flag.Duration("timeout", 30*time.Second, "how long to wait for the collector")
+	shift := flag.Bool("shift-to-now", true, "move all timestamps so the newest span ends now (relative timing is kept exactly)")
+	flag.Parse()
+	if flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: sendtraces [flags] FILE...")
+		flag.PrintDefaults()
+		os.Exit(2)
+	}
+	if err := run(*endpoint, *receive, *timeout, *shift, flag.Args(), os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "sendtraces:", err)
+		os.Exit(1)
+	}
+}
+
+func run(endpoint, receive string, timeout time.Duration, shift bool, files []string, out io.Writer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var recv *otlpio.Receiver
+	if receive != "" {
+		var err error
+		if recv, err = otlpio.NewReceiver(receive); err != nil {
+			return err
+		}
+		defer recv.Close()
+	}
+	sender, err := otlpio.NewSender(endpoint)
+	if err != nil {
+		return err
+	}
+	defer sender.Close()
+
+	sent := 0
+	for _, f := range files {
+		td, err := golden.ReadTraces(f)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", f, err)
+		}
+		if shift {
+			shiftToNow(td)
+		}
+		if err := sender.Send(ctx, td); err != nil {
+			return err
+		}
+		sent += td.SpanCount()
+	}
+	fmt.Fprintf(out, "sent %d spans from %d files to %s\n", sent, len(files), endpoint)
+	if recv == nil {
+		return nil
+	}
+	if err := recv.WaitSpans(ctx, sent); err != nil {
+		return err
+	}
+	printTable(out, recv.Traces())
+	return nil
+}
+
+// shiftToNow moves every timestamp of td by the same amount so that the
+// latest span end is now.
+func shiftToNow(td ptrace.Traces) {
+	var latest pcommon.Timestamp
+	otlpio.Spans(td, func(_ ptrace.ResourceSpans, s ptrace.Span) { latest = max(latest, s.EndTimestamp()) })
+	if latest == 0 {
+		return
+	}
+	d := pcommon.NewTimestampFromTime(time.Now()) - latest
+	move := func(t pcommon.Timestamp) pcommon.Timestamp {
+		if t == 0 {
+			return 0
+		}
+		return t + d
+	}
+	otlpio.Spans(td, func(_ ptrace.ResourceSpans, s ptrace.Span) {
+		s.SetStartTimestamp(move(s.StartTimestamp()))
+		s.SetEndTimestamp(move(s.EndTimestamp()))
+		for i := 0; i < s.Events().Len(); i++ {
+			e := s.Events().At(i)
+			e.SetTimestamp(move(e.Timestamp()))
+		}
+	})
+}
+
+func printTable(out io.Writer, batches []ptrace.Traces) {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "SERVICE\tSPAN\tSOURCE\tTTFT\tTPOT\tITL mean/max\tE2E\tN\tSLO VERDICTS\tERRORS")
+	for _, td := range batches {
+		otlpio.Spans(td, func(rs ptrace.ResourceSpans, s ptrace.Span) {
+			a := s.Attributes()
+			svc, _ := rs.Resource().Attributes().Get("service.name")
+			src, ok := a.Get("llm.metrics.source")
+			if !ok {
+				fmt.Fprintf(w, "%s\t%s\t(not an LLM request: untouched)\t\t\t\t\t\t\t\n", svc.AsString(), s.Name())
+				return
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\n", svc.AsString(), s.Name(), src.Str(),
+				ms(a, "llm.ttft"), ms(a, "llm.tpot"), ms(a, "llm.itl.mean"), ms(a, "llm.itl.max"), ms(a, "llm.e2e"),
+				str(a, "llm.output_tokens"), verdicts(a), str(a, "llm.metrics.error"))
+		})
+	}
+	_ = w.Flush()
+}
+
+func ms(a pcommon.Map, key string) string {
+	v, ok := a.Get(key)
+	if !ok {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fms", v.Double()*1000)
+}
+
+func str(a pcommon.Map, key string) string {
+	v, ok := a.Get(key)
+	if !ok {
+		return "-"
+	}
+	return v.AsString()
+}
+
+// verdicts renders "name=met", "name=violated[ttft]", "name=unknown[ttft:unknown]".
+func verdicts(a pcommon.Map) string {
+	var out []string
+	for k, v := range a.All() {
+		name, found := strings.CutPrefix(k, "llm.slo.")
+		if !found {
+			continue
+		}
+		if n, ok := strings.CutSuffix(name, ".met"); ok {
+			if v.Bool() {
+				out = append(out, n+"=met")
+			} else {
+				viol, _ := a.Get("llm.slo." + n + ".violations")
+				out = append(out, n+"=violated"+viol.AsString())
+			}
+			continue
+		}
+		if n, ok := strings.CutSuffix(name, ".violations"); ok {
+			if _, decided := a.Get("llm.slo." + n + ".met"); !decided {
+				out = append(out, n+"=unknown"+v.AsString())
+			}
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, " ")
+}

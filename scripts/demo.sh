@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The demo behind `make run`: start the built collector on config/demo.yaml,
+# send the sample spans of testdata, print what the collector exported, and
+# stop everything it started, also on Ctrl-C.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log=$(mktemp -t llmslo-demo.XXXXXX.log)
+pid=""
+cleanup() {
+  if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT INT TERM
+
+echo ">> starting dist/otelcol-llmslo on config/demo.yaml (log: $log)"
+dist/otelcol-llmslo --config config/demo.yaml >"$log" 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do
+  if curl -fsS http://127.0.0.1:13133/ >/dev/null 2>&1; then break; fi
+  if ! kill -0 "$pid" 2>/dev/null; then echo "collector exited:"; cat "$log"; exit 1; fi
+  sleep 0.1
+done
+
+samples=(vllm sglang trtllm openllmetry openllmetry_legacy openlit openinference semconv litellm v1 v3 non_llm)
+files=()
+for s in "${samples[@]}"; do files+=("testdata/traces/$s/input.yaml"); done
+echo ">> sending the sample spans of testdata/traces"
+go run ./cmd/sendtraces -endpoint 127.0.0.1:4317 -receive 127.0.0.1:4319 -timeout 60s "${files[@]}"
+echo ">> done; stopping the collector"
