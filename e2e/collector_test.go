@@ -195,8 +195,8 @@ service:
 			ints: map[string]int64{"llm.output_tokens": 128, "llm.input_tokens": 512},
 			strs: map[string]string{"llm.layer": "server", "llm.metrics.source": "vllm:attributes"}, verdict: "met"},
 		{seconds: map[string]float64{"llm.ttft": 0.1, "llm.e2e": 0.2, "llm.tpot": 0.1 / 4, "llm.itl.mean": 0.025, "llm.itl.max": 0.03},
-			ints: map[string]int64{"llm.output_tokens": 5},
-			strs: map[string]string{"llm.layer": "client", "llm.metrics.source": "openllmetry:events", "llm.model": "gpt-4o-mini"},
+			ints:    map[string]int64{"llm.output_tokens": 5},
+			strs:    map[string]string{"llm.layer": "client", "llm.metrics.source": "openllmetry:events", "llm.model": "gpt-4o-mini"},
 			verdict: "violated", violations: []string{"tpot"}},
 		// OpenLIT's time_per_output_token is a mean chunk gap: ITL, not TPOT.
 		{seconds: map[string]float64{"llm.ttft": 0.25, "llm.e2e": 1.03, "llm.tpot": (1.03 - 0.25) / 39, "llm.itl.mean": 0.02},
