@@ -64,6 +64,35 @@ type traceEntry struct {
 	truncated bool
 	held      []heldSpan
 	elem      *list.Element
+	// server is the engine's view of the trace's request, for the client
+	// span of the same request (joining).
+	server *serverView
+}
+
+// serverView is what an engine span knows that a client span does not.
+type serverView struct {
+	ttft, queueTime derive.Value
+}
+
+// noteServer remembers an engine span's view for a client span of the same
+// trace that arrives later.
+func (a *assembler) noteServer(id pcommon.TraceID, res *derive.Result) {
+	if res.TTFT.S != derive.Known && res.QueueTime.S != derive.Known {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.entry(id).server = &serverView{ttft: res.TTFT, queueTime: res.QueueTime}
+}
+
+// serverViewOf returns the engine's view of the trace's request, if seen.
+func (a *assembler) serverViewOf(id pcommon.TraceID) *serverView {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if e, ok := a.traces[id]; ok {
+		return e.server
+	}
+	return nil
 }
 
 type heldSpan struct {
@@ -225,7 +254,14 @@ func (a *assembler) takeSteps(id pcommon.TraceID, expected int64) (*derive.Steps
 	if !ok || len(e.steps) == 0 || expected > 0 && int64(len(e.steps)) < expected {
 		return nil, false
 	}
-	a.remove(e)
+	if e.server != nil {
+		// Keep the engine's view for the trace's client span.
+		a.remove(e)
+		ne := a.entry(id)
+		ne.server = e.server
+	} else {
+		a.remove(e)
+	}
 	// Requests of the same trace held earlier go with these steps too.
 	a.releaseInto(a.released, e, false)
 	return e.toSteps(), true
@@ -282,7 +318,7 @@ func (a *assembler) expire(now time.Time, all bool) ptrace.Traces {
 		case now.Sub(e.created) < 2*a.cfg.Wait:
 			// Steps whose request has not come yet.
 			continue
-		default:
+		case len(e.steps) > 0:
 			a.tel.evictions.Add(context.Background(), 1, a.tel.evictionAttrs[evictOrphanSteps])
 		}
 		a.remove(e)

@@ -308,3 +308,35 @@ func TestAssemblyStartShutdown(t *testing.T) {
 	require.NoError(t, p.Shutdown(context.Background()))
 	processortest.VerifyShutdown(t, NewFactory(), cfg)
 }
+
+// TestAssemblyJoin: the engine's queue time and TTFT reach the client span
+// of the same trace; each span keeps its own layer, so the connector counts
+// the request once per layer.
+func TestAssemblyJoin(t *testing.T) {
+	h := newAssemblyHarness(t, nil)
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	server := spans.AppendEmpty()
+	server.SetName("llm_request")
+	server.SetTraceID(pcommon.TraceID{9})
+	server.SetStartTimestamp(1_767_225_600_010_000_000)
+	server.SetEndTimestamp(1_767_225_601_000_000_000)
+	require.NoError(t, server.Attributes().FromRaw(map[string]any{"gen_ai.latency.time_to_first_token": 0.15,
+		"gen_ai.latency.e2e": 0.99, "gen_ai.latency.time_in_queue": 0.04, "gen_ai.usage.completion_tokens": 10}))
+	client := spans.AppendEmpty()
+	client.SetName("chat llama")
+	client.SetTraceID(pcommon.TraceID{9})
+	client.SetStartTimestamp(1_767_225_600_000_000_000)
+	client.SetEndTimestamp(1_767_225_601_005_000_000)
+	require.NoError(t, client.Attributes().FromRaw(map[string]any{"gen_ai.operation.name": "chat", "gen_ai.request.stream": true,
+		"gen_ai.response.time_to_first_chunk": 0.17, "gen_ai.usage.output_tokens": 10}))
+	h.consume(td)
+	got := h.spans()["chat llama"][0]
+	assert.InDelta(t, 0.17, num(t, got, "llm.ttft"), 1e-9)
+	assert.InDelta(t, 0.15, num(t, got, "llm.server.ttft"), 1e-9)
+	assert.InDelta(t, 0.04, num(t, got, "llm.server.queue_time"), 1e-9)
+	layer, _ := got.Attributes().Get("llm.layer")
+	assert.Equal(t, "client", layer.Str())
+	layer, _ = h.spans()["llm_request"][0].Attributes().Get("llm.layer")
+	assert.Equal(t, "server", layer.Str())
+}

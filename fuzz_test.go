@@ -167,7 +167,7 @@ func isOwnKey(k contract.Keys, key string) bool {
 		return true
 	}
 	switch key {
-	case k.TTFT, k.TPOT, k.E2E, k.ITLMean, k.ITLMax, k.ITLGaps, k.QueueTime, k.OutputTokens, k.InputTokens, k.Model, k.Layer, k.Stream, k.Source, k.Error:
+	case k.TTFT, k.TPOT, k.E2E, k.ITLMean, k.ITLMax, k.ITLGaps, k.ServerTTFT, k.ServerQueueTime, k.QueueTime, k.OutputTokens, k.InputTokens, k.Model, k.Layer, k.Stream, k.Source, k.Error:
 		return true
 	}
 	return false

@@ -68,7 +68,7 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*l
 	}
 	k := p.keys
 	p.ownKeys = map[string]bool{}
-	for _, key := range []string{k.TTFT, k.TPOT, k.E2E, k.ITLMean, k.ITLMax, k.ITLGaps, k.QueueTime, k.OutputTokens, k.InputTokens, k.Model, k.Layer, k.Stream, k.Source, k.Error} {
+	for _, key := range []string{k.TTFT, k.TPOT, k.E2E, k.ITLMean, k.ITLMax, k.ITLGaps, k.QueueTime, k.OutputTokens, k.InputTokens, k.Model, k.Layer, k.Stream, k.Source, k.Error, k.ServerTTFT, k.ServerQueueTime} {
 		p.ownKeys[key] = true
 	}
 	var sloNames []string
@@ -116,6 +116,20 @@ func (p *llmSLOProcessor) releaseHeld(span ptrace.Span, resource pcommon.Map, st
 	}
 	p.write(span, resource, st)
 	p.tel.record(context.Background(), st.counts)
+}
+
+// join records an engine span's view for the client span of the same
+// trace, and writes that view onto a client span when the engine span came
+// first (the usual order: the engine finishes before its client does).
+func (p *llmSLOProcessor) join(span ptrace.Span, st *batchState) {
+	if st.res.Layer == preset.LayerServer {
+		p.asm.noteServer(span.TraceID(), &st.res)
+		return
+	}
+	if v := p.asm.serverViewOf(span.TraceID()); v != nil {
+		putSeconds(span.Attributes(), p.keys.ServerTTFT, v.ttft)
+		putSeconds(span.Attributes(), p.keys.ServerQueueTime, v.queueTime)
+	}
 }
 
 // expectedSteps is how many step spans complete a request: one per output
@@ -193,6 +207,7 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 				}
 				recorded = true
 				if p.asm != nil && p.table.PresetAt(st.res.PresetIndex).Steps != nil {
+					p.join(span, st)
 					if p.assemble(span, rs.Resource(), ss.Scope(), st) {
 						// Held: mark it for removal from this batch.
 						span.SetName(heldMarker)
@@ -202,6 +217,9 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 					continue
 				}
 				p.write(span, resource, st)
+				if p.asm != nil {
+					p.join(span, st)
+				}
 			}
 			if heldHere {
 				spans.RemoveIf(func(s ptrace.Span) bool { return s.Name() == heldMarker })

@@ -28,29 +28,35 @@ type Keys struct {
 	Layer        string // "client" or "server"
 	Stream       string // bool
 	Source       string // string: "<preset>:<origin>[,<qualifier>...]"
-	Error        string // string: "<field>:<reason>[,<field>:<reason>...]"
-	sloPrefix    string
+	// The engine's view written on the client span of the same request
+	// (trace assembly only).
+	ServerTTFT      string // seconds, double
+	ServerQueueTime string // seconds, double
+	Error           string // string: "<field>:<reason>[,<field>:<reason>...]"
+	sloPrefix       string
 }
 
 // NewKeys returns the keys under prefix, which should end with a dot.
 func NewKeys(prefix string) Keys {
 	return Keys{
-		Prefix:       prefix,
-		TTFT:         prefix + "ttft",
-		TPOT:         prefix + "tpot",
-		E2E:          prefix + "e2e",
-		ITLMean:      prefix + "itl.mean",
-		ITLMax:       prefix + "itl.max",
-		ITLGaps:      prefix + "itl.gaps",
-		QueueTime:    prefix + "queue_time",
-		OutputTokens: prefix + "output_tokens",
-		InputTokens:  prefix + "input_tokens",
-		Model:        prefix + "model",
-		Layer:        prefix + "layer",
-		Stream:       prefix + "stream",
-		Source:       prefix + "metrics.source",
-		Error:        prefix + "metrics.error",
-		sloPrefix:    prefix + "slo.",
+		Prefix:          prefix,
+		TTFT:            prefix + "ttft",
+		TPOT:            prefix + "tpot",
+		E2E:             prefix + "e2e",
+		ITLMean:         prefix + "itl.mean",
+		ITLMax:          prefix + "itl.max",
+		ITLGaps:         prefix + "itl.gaps",
+		QueueTime:       prefix + "queue_time",
+		OutputTokens:    prefix + "output_tokens",
+		InputTokens:     prefix + "input_tokens",
+		Model:           prefix + "model",
+		Layer:           prefix + "layer",
+		Stream:          prefix + "stream",
+		Source:          prefix + "metrics.source",
+		ServerTTFT:      prefix + "server.ttft",
+		ServerQueueTime: prefix + "server.queue_time",
+		Error:           prefix + "metrics.error",
+		sloPrefix:       prefix + "slo.",
 	}
 }
 
