@@ -1,0 +1,179 @@
+package llmsloconnector
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+
+	"github.com/llmslo/llmslo/internal/contract"
+)
+
+// Config configures the llm_slo connector.
+type Config struct {
+	// AttributePrefix must equal the processor's attribute_prefix.
+	AttributePrefix string `mapstructure:"attribute_prefix"`
+
+	// Dimensions are extra span attributes (then resource attributes) that
+	// split every metric, beyond the defaults (model, provider, operation,
+	// layer). Never use request ids, prompts or raw routes: each value is a
+	// series.
+	Dimensions []Dimension `mapstructure:"dimensions"`
+
+	// ResourceDimensions are resource attributes that split every metric and
+	// are written on the output resource. Default [service.name].
+	ResourceDimensions []string `mapstructure:"resource_dimensions"`
+
+	// Histogram selects the histogram shape.
+	Histogram HistogramConfig `mapstructure:"histogram"`
+
+	// Percentiles are emitted, per series, as gauges over Window. Default
+	// [50, 90, 99].
+	Percentiles []float64 `mapstructure:"percentiles"`
+
+	// Window is the sliding window of the percentile and goodput gauges.
+	Window time.Duration `mapstructure:"window"`
+
+	// AggregationCardinalityLimit caps the distinct dimension sets per
+	// layer, the overflow series included; beyond it, spans are counted in
+	// one series marked otel.metric.overflow=true. 0 disables the cap.
+	AggregationCardinalityLimit int `mapstructure:"aggregation_cardinality_limit"`
+
+	// SeriesExpiration drops a series that saw no span for this long.
+	SeriesExpiration time.Duration `mapstructure:"series_expiration"`
+
+	// AggregationTemporality is "cumulative" (default) or "delta".
+	AggregationTemporality string `mapstructure:"aggregation_temporality"`
+
+	// MetricsFlushInterval is how often metrics are emitted.
+	MetricsFlushInterval time.Duration `mapstructure:"metrics_flush_interval"`
+
+	// CollectorInstanceID adds collector.instance.id, unique per connector
+	// instance, to every data point, so replicas never write one series.
+	CollectorInstanceID bool `mapstructure:"collector_instance_id"`
+
+	// TokenAwareITL must match the processor's token_aware_itl: it decides
+	// how ITL gaps are read from chunk events.
+	TokenAwareITL bool `mapstructure:"token_aware_itl"`
+
+	_ struct{}
+}
+
+// Dimension is a span (then resource) attribute; Default, if set, is used
+// when neither has it (else the dimension is left out of the series).
+type Dimension struct {
+	Name    string  `mapstructure:"name"`
+	Default *string `mapstructure:"default"`
+
+	_ struct{}
+}
+
+// HistogramConfig: exponential (default) or explicit, not both.
+type HistogramConfig struct {
+	Exponential *ExponentialConfig `mapstructure:"exponential"`
+	Explicit    *ExplicitConfig    `mapstructure:"explicit"`
+
+	_ struct{}
+}
+
+// ExponentialConfig sizes the exponential histograms.
+type ExponentialConfig struct {
+	// MaxSize is the number of buckets; the scale adapts so that the range
+	// seen fits. 160 (default) keeps about 4% relative error over four
+	// decades; 1024 keeps under 1% (scale 7 or 8 over three to four
+	// decades). The scale emitted never exceeds 8.
+	MaxSize int32 `mapstructure:"max_size"`
+
+	_ struct{}
+}
+
+// ExplicitConfig overrides bucket bounds per metric kind: ttft, tpot, itl,
+// duration (also E2E and queue time) and tokens. Unset kinds keep the
+// defaults (the conventions' boundaries, extended to minutes-long requests).
+type ExplicitConfig struct {
+	Buckets map[string][]float64 `mapstructure:"buckets"`
+
+	_ struct{}
+}
+
+const (
+	temporalityCumulative = "cumulative"
+	temporalityDelta      = "delta"
+)
+
+var _ component.Config = (*Config)(nil)
+
+// Validate reports every configuration error, each naming its field.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.AttributePrefix == "" {
+		errs = append(errs, errors.New("attribute_prefix: must not be empty (default \"llm.\")"))
+	}
+	for i, d := range c.Dimensions {
+		if d.Name == "" {
+			errs = append(errs, fmt.Errorf("dimensions[%d].name: must not be empty", i))
+		}
+	}
+	if c.Histogram.Exponential != nil && c.Histogram.Explicit != nil {
+		errs = append(errs, errors.New("histogram: set exponential or explicit, not both"))
+	}
+	if e := c.Histogram.Exponential; e != nil && (e.MaxSize < 2 || e.MaxSize > 16384) {
+		errs = append(errs, fmt.Errorf("histogram.exponential.max_size: %d must be between 2 and 16384", e.MaxSize))
+	}
+	if x := c.Histogram.Explicit; x != nil {
+		for kind, b := range x.Buckets {
+			if !slices.Contains(bucketKinds, kind) {
+				errs = append(errs, fmt.Errorf("histogram.explicit.buckets: unknown kind %q: allowed values are %v", kind, bucketKinds))
+			}
+			if !strictlyIncreasing(b) {
+				errs = append(errs, fmt.Errorf("histogram.explicit.buckets.%s: must be a non-empty, strictly increasing list", kind))
+			}
+		}
+	}
+	for _, p := range c.Percentiles {
+		if !(p > 0 && p < 100) {
+			errs = append(errs, fmt.Errorf("percentiles: %v must be between 0 and 100 (exclusive)", p))
+		}
+	}
+	if c.Window <= 0 {
+		errs = append(errs, fmt.Errorf("window: %v must be a positive duration such as 1m", c.Window))
+	}
+	if c.AggregationCardinalityLimit < 0 {
+		errs = append(errs, fmt.Errorf("aggregation_cardinality_limit: %d must be 0 (no limit) or positive", c.AggregationCardinalityLimit))
+	}
+	if c.SeriesExpiration < 0 {
+		errs = append(errs, fmt.Errorf("series_expiration: %v must not be negative (0: never)", c.SeriesExpiration))
+	}
+	if c.AggregationTemporality != temporalityCumulative && c.AggregationTemporality != temporalityDelta {
+		errs = append(errs, fmt.Errorf("aggregation_temporality: %q: allowed values are %q, %q", c.AggregationTemporality, temporalityCumulative, temporalityDelta))
+	}
+	if c.MetricsFlushInterval <= 0 {
+		errs = append(errs, fmt.Errorf("metrics_flush_interval: %v must be a positive duration such as 5s", c.MetricsFlushInterval))
+	}
+	return errors.Join(errs...)
+}
+
+func createDefaultConfig() component.Config {
+	return &Config{
+		AttributePrefix:             contract.DefaultPrefix,
+		ResourceDimensions:          []string{"service.name"},
+		Percentiles:                 []float64{50, 90, 99},
+		Window:                      time.Minute,
+		AggregationCardinalityLimit: 2000,
+		SeriesExpiration:            5 * time.Minute,
+		AggregationTemporality:      temporalityCumulative,
+		MetricsFlushInterval:        5 * time.Second,
+		CollectorInstanceID:         true,
+	}
+}
+
+func strictlyIncreasing(b []float64) bool {
+	for i := 1; i < len(b); i++ {
+		if !(b[i] > b[i-1]) {
+			return false
+		}
+	}
+	return len(b) > 0
+}

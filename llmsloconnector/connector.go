@@ -1,0 +1,390 @@
+package llmsloconnector
+
+import (
+	"context"
+	"hash/maphash"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/llmslo/llmslo/internal/aggregate"
+	"github.com/llmslo/llmslo/internal/contract"
+	"github.com/llmslo/llmslo/internal/derive"
+	"github.com/llmslo/llmslo/internal/preset"
+)
+
+// numShards splits the series so that concurrent batches rarely contend on
+// one lock; the flush visits the shards one at a time.
+const numShards = 16
+
+// sketchAlpha is the relative accuracy of the windowed percentiles: each
+// order statistic within 0.5%, so the interpolated percentile is too, inside
+// the 1% the project promises.
+const sketchAlpha = 0.005
+
+type llmSLOConnector struct {
+	cfg    *Config
+	keys   contract.Keys
+	next   consumer.Metrics
+	logger *zap.Logger
+	tel    *telemetry
+	now    func() time.Time
+
+	maxSize  int32
+	bounds   *[numHistKinds][]float64 // nil: exponential histograms
+	sketch   *aggregate.SketchConfig
+	events   *derive.EventReader
+	instance string
+	seed     maphash.Seed
+
+	shards    [numShards]shard
+	count     [numLayers]atomic.Int64 // live series per layer, overflow excluded
+	overflow  [numLayers]*series      // guarded by overflowMu
+	overMu    sync.Mutex
+	lastFlush pcommon.Timestamp // delta start; guarded by flushMu
+	flushMu   sync.Mutex
+
+	scratch sync.Pool // of *scratch
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+type shard struct {
+	mu     sync.Mutex
+	series map[string]*series
+}
+
+type scratch struct {
+	key  []byte
+	obs  observation
+	dims []dimValue
+}
+
+type dimValue struct{ name, value string }
+
+func newConnector(set component.TelemetrySettings, cfg *Config, next consumer.Metrics) (*llmSLOConnector, error) {
+	c := &llmSLOConnector{
+		cfg: cfg, keys: contract.NewKeys(cfg.AttributePrefix), next: next, logger: set.Logger, now: time.Now,
+		maxSize: 160, sketch: aggregate.NewSketchConfig(sketchAlpha),
+		events: derive.NewEventReader(preset.DefaultEvents()), seed: maphash.MakeSeed(),
+	}
+	if e := cfg.Histogram.Exponential; e != nil {
+		c.maxSize = e.MaxSize
+	}
+	if x := cfg.Histogram.Explicit; x != nil {
+		var b [numHistKinds][]float64
+		for k := range numHistKinds {
+			kind := histBucketKind[k]
+			b[k] = defaultBuckets[kind]
+			if custom, ok := x.Buckets[kind]; ok {
+				b[k] = custom
+			}
+		}
+		c.bounds = &b
+	}
+	if cfg.CollectorInstanceID {
+		c.instance = uuid.NewString()
+	}
+	for i := range c.shards {
+		c.shards[i].series = map[string]*series{}
+	}
+	var err error
+	if c.tel, err = newTelemetry(set.MeterProvider); err != nil {
+		return nil, err
+	}
+	c.lastFlush = pcommon.NewTimestampFromTime(c.now())
+	return c, nil
+}
+
+func (c *llmSLOConnector) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: false}
+}
+
+func (c *llmSLOConnector) Start(context.Context, component.Host) error {
+	c.stop, c.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(c.done)
+		t := time.NewTicker(c.cfg.MetricsFlushInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-c.stop:
+				return
+			case <-t.C:
+				c.flush(context.Background())
+			}
+		}
+	}()
+	return nil
+}
+
+// Shutdown stops the ticker and flushes what is pending.
+func (c *llmSLOConnector) Shutdown(ctx context.Context) error {
+	if c.stop == nil {
+		return nil
+	}
+	close(c.stop)
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	c.stop = nil
+	c.flush(ctx)
+	return nil
+}
+
+func (c *llmSLOConnector) getScratch() *scratch {
+	if s, ok := c.scratch.Get().(*scratch); ok {
+		return s
+	}
+	return &scratch{}
+}
+
+// ConsumeTraces aggregates the LLM request spans of td. It keeps nothing of
+// td: every string and map it retains is copied.
+func (c *llmSLOConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	sc := c.getScratch()
+	defer c.scratch.Put(sc)
+	now := c.now()
+	var skipped int64
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		resource := rs.Resource().Attributes()
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				if !c.consumeSpan(spans.At(k), resource, sc, now) {
+					skipped++
+				}
+			}
+		}
+	}
+	if skipped > 0 {
+		c.tel.skipped.Add(ctx, skipped)
+	}
+	return nil
+}
+
+// consumeSpan aggregates one span; false when it carries no processor output.
+func (c *llmSLOConnector) consumeSpan(span ptrace.Span, resource pcommon.Map, sc *scratch, now time.Time) bool {
+	attrs := span.Attributes()
+	k := &c.keys
+	if _, ok := attrs.Get(k.Source); !ok {
+		return false
+	}
+	lv, ok := attrs.Get(k.Layer)
+	if !ok {
+		return false
+	}
+	o := &sc.obs
+	*o = observation{gaps: o.gaps[:0], slos: o.slos[:0]}
+	switch lv.Str() {
+	case layerNames[layerServer]:
+		o.layer = layerServer
+	case layerNames[layerClient]:
+		o.layer = layerClient
+	default:
+		return false
+	}
+
+	c.readValues(span, o)
+	c.readVerdicts(attrs, o)
+
+	// The series key: the layer, then each dimension's value; a value is
+	// prefixed with 1 and ended by 0, an absent one is a single 0, so
+	// different dimension sets never collide.
+	key := append(sc.key[:0], byte(o.layer))
+	dims := sc.dims[:0]
+	add := func(name, value string, present bool) {
+		if !present {
+			key = append(key, 0)
+			return
+		}
+		key = append(key, 1)
+		key = append(key, value...)
+		key = append(key, 0)
+		dims = append(dims, dimValue{name, value})
+	}
+	model, okModel := firstStr(attrs, k.Model, "gen_ai.response.model", "gen_ai.request.model")
+	add("gen_ai.request.model", model, okModel)
+	provider, okProvider := firstStr(attrs, "gen_ai.provider.name", "gen_ai.system")
+	add("gen_ai.provider.name", provider, okProvider)
+	op, okOp := firstStr(attrs, "gen_ai.operation.name")
+	add("gen_ai.operation.name", op, okOp)
+	for _, d := range c.cfg.Dimensions {
+		v, ok := firstStr(attrs, d.Name)
+		if !ok {
+			v, ok = firstStr(resource, d.Name)
+		}
+		if !ok && d.Default != nil {
+			v, ok = *d.Default, true
+		}
+		add(d.Name, v, ok)
+	}
+	resStart := len(dims)
+	for _, name := range c.cfg.ResourceDimensions {
+		v, ok := firstStr(resource, name)
+		add(name, v, ok)
+	}
+	sc.key, sc.dims = key, dims
+
+	sh := &c.shards[maphash.Bytes(c.seed, key)%numShards]
+	sh.mu.Lock()
+	s := sh.series[string(key)]
+	if s == nil {
+		s = c.newSeries(sh, key, dims, resStart, o.layer)
+	}
+	if s != nil {
+		c.record(s, o, now)
+		sh.mu.Unlock()
+		return true
+	}
+	sh.mu.Unlock()
+	// Over the cardinality limit: the layer's overflow series.
+	c.overMu.Lock()
+	c.record(c.overflowSeries(o.layer), o, now)
+	c.overMu.Unlock()
+	c.tel.overflow.Add(context.Background(), 1)
+	return true
+}
+
+// newSeries creates the series of key in sh, or returns nil when the layer
+// is at its cardinality limit. Caller holds sh.mu.
+func (c *llmSLOConnector) newSeries(sh *shard, key []byte, dims []dimValue, resStart int, layer layerIndex) *series {
+	// The OTel-Go rule: the limit counts the overflow series, so at most
+	// limit-1 ordinary series exist per layer.
+	if limit := int64(c.cfg.AggregationCardinalityLimit); limit > 0 {
+		if c.count[layer].Add(1) > limit-1 {
+			c.count[layer].Add(-1)
+			return nil
+		}
+	} else {
+		c.count[layer].Add(1)
+	}
+	s := &series{dims: pcommon.NewMap(), resource: pcommon.NewMap(), layer: layer, start: pcommon.NewTimestampFromTime(c.now())}
+	s.dims.EnsureCapacity(len(dims) + 2)
+	var resKey strings.Builder
+	for i, d := range dims {
+		if i >= resStart {
+			s.resource.PutStr(d.name, cloneString(d.value))
+			resKey.WriteString(d.name + "=" + d.value + "\x00")
+			continue
+		}
+		s.dims.PutStr(d.name, cloneString(d.value))
+	}
+	s.dims.PutStr(c.keys.Layer, layerNames[layer])
+	if c.instance != "" {
+		s.dims.PutStr(attrCollectorInstance, c.instance)
+	}
+	s.resKey = resKey.String()
+	sh.series[string(key)] = s
+	return s
+}
+
+func (c *llmSLOConnector) overflowSeries(layer layerIndex) *series {
+	if s := c.overflow[layer]; s != nil {
+		return s
+	}
+	s := &series{dims: pcommon.NewMap(), resource: pcommon.NewMap(), layer: layer, start: pcommon.NewTimestampFromTime(c.now())}
+	s.dims.PutBool(attrOverflow, true)
+	s.dims.PutStr(c.keys.Layer, layerNames[layer])
+	if c.instance != "" {
+		s.dims.PutStr(attrCollectorInstance, c.instance)
+	}
+	c.overflow[layer] = s
+	return s
+}
+
+// readValues reads the processor's values; bad ones (non-finite, negative,
+// wrong type) are dropped and counted.
+func (c *llmSLOConnector) readValues(span ptrace.Span, o *observation) {
+	attrs, k := span.Attributes(), &c.keys
+	for _, f := range [...]struct {
+		key  string
+		kind histKind
+	}{{k.TTFT, histTTFT}, {k.TPOT, histTPOT}, {k.E2E, histE2E}, {k.QueueTime, histQueue}, {k.InputTokens, histInputTokens}, {k.OutputTokens, histOutputTokens}} {
+		v, ok := attrs.Get(f.key)
+		if !ok {
+			continue
+		}
+		switch v.Type() {
+		case pcommon.ValueTypeDouble:
+			o.set(f.kind, v.Double())
+		case pcommon.ValueTypeInt:
+			o.set(f.kind, float64(v.Int()))
+		}
+		if !o.has[f.kind] {
+			c.tel.rejected.Add(context.Background(), 1)
+		}
+	}
+	if o.has[histOutputTokens] {
+		o.tokens = uint64(o.values[histOutputTokens])
+	}
+	if start, end := span.StartTimestamp(), span.EndTimestamp(); start != 0 && end >= start {
+		o.set(histDuration, float64(end-start)/1e9)
+	}
+	// Every gap: from the steps the processor joined, else the span's own
+	// chunk events (only when the processor found at least two outputs).
+	if v, ok := attrs.Get(k.ITLGaps); ok && v.Type() == pcommon.ValueTypeSlice {
+		for _, g := range v.Slice().All() {
+			if g.Type() == pcommon.ValueTypeDouble && g.Double() >= 0 && g.Double() <= derive.MaxSeconds {
+				o.gaps = append(o.gaps, g.Double())
+			}
+		}
+	} else if _, ok := attrs.Get(k.ITLMax); ok {
+		o.gaps = c.events.Gaps(span, c.cfg.TokenAwareITL, o.gaps)
+	}
+}
+
+// readVerdicts collects the span's SLO verdicts in one pass.
+func (c *llmSLOConnector) readVerdicts(attrs pcommon.Map, o *observation) {
+	prefix := c.keys.Prefix
+	for key, v := range attrs.All() {
+		if !strings.HasPrefix(key, prefix) {
+			continue
+		}
+		name, isMet, ok := c.keys.ParseSLOKey(key)
+		if !ok {
+			continue
+		}
+		so := o.slo(name)
+		if isMet {
+			if v.Type() == pcommon.ValueTypeBool {
+				so.decided, so.met = true, v.Bool()
+			}
+		} else if v.Type() == pcommon.ValueTypeSlice {
+			so.violations, so.hasViol = v.Slice(), true
+		}
+	}
+}
+
+func (o *observation) slo(name string) *sloObservation {
+	for i := range o.slos {
+		if o.slos[i].name == name {
+			return &o.slos[i]
+		}
+	}
+	o.slos = append(o.slos, sloObservation{name: name})
+	return &o.slos[len(o.slos)-1]
+}
+
+func firstStr(m pcommon.Map, keys ...string) (string, bool) {
+	for _, k := range keys {
+		if v, ok := m.Get(k); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
+			return v.Str(), true
+		}
+	}
+	return "", false
+}
