@@ -1,0 +1,86 @@
+// Command llmloadgen sends realistic LLM request spans to a collector over
+// OTLP/gRPC with the OpenTelemetry Go SDK, as instrumented servers and
+// clients do, and records the ground truth of every request.
+//
+//	llmloadgen -endpoint 127.0.0.1:4317 -rate 20 -duration 30s -truth truth.jsonl -summary
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/llmslo/llmslo/internal/loadgen"
+)
+
+func main() {
+	endpoint := flag.String("endpoint", "127.0.0.1:4317", "collector OTLP/gRPC endpoint")
+	rate := flag.Float64("rate", 20, "requests per second (Poisson arrivals)")
+	duration := flag.Duration("duration", 30*time.Second, "how long requests keep arriving")
+	seed := flag.Uint64("seed", 1, "random seed")
+	models := flag.String("models", "llama-3.1-8b-instruct=3,llama-3.1-70b-instruct=1,qwen2.5-1.5b-instruct=2", "model profiles with weights")
+	shapes := flag.String("shapes", "vllm=1,chunks=1,semconv=1", "producer shapes with weights: vllm, chunks, semconv")
+	fast := flag.Bool("fast", false, "emit -count requests at once with synthetic past timestamps")
+	count := flag.Int("count", 10000, "requests in -fast mode")
+	modelAttr := flag.Bool("vllm-model-attr", true, "write gen_ai.response.model on vLLM spans (V0 style; V1 writes none)")
+	truthFile := flag.String("truth", "", "write the ground truth of every request here (JSON lines)")
+	summary := flag.Bool("summary", false, "print the ground truth per model and layer at the end")
+	sloTTFT := flag.Duration("slo-ttft", 500*time.Millisecond, "SLO bound on TTFT for the summary's goodput (0: none)")
+	sloTPOT := flag.Duration("slo-tpot", 15*time.Millisecond, "SLO bound on TPOT (0: none)")
+	sloE2E := flag.Duration("slo-e2e", 2*time.Second, "SLO bound on E2E (0: none)")
+	flag.Parse()
+
+	if err := run(*endpoint, *rate, *duration, *seed, *models, *shapes, *fast, *count, *modelAttr, *truthFile, *summary,
+		loadgen.SLO{TTFT: *sloTTFT, TPOT: *sloTPOT, E2E: *sloE2E}); err != nil {
+		fmt.Fprintln(os.Stderr, "llmloadgen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(endpoint string, rate float64, duration time.Duration, seed uint64, models, shapes string, fast bool, count int,
+	modelAttr bool, truthFile string, summary bool, slo loadgen.SLO) error {
+	if rate <= 0 {
+		return fmt.Errorf("-rate must be positive")
+	}
+	mw, err := loadgen.ParseWeights(models)
+	if err != nil {
+		return fmt.Errorf("-models: %w", err)
+	}
+	sw, err := loadgen.ParseWeights(shapes)
+	if err != nil {
+		return fmt.Errorf("-shapes: %w", err)
+	}
+	cfg := loadgen.Config{Endpoint: endpoint, Rate: rate, Duration: duration, Seed: seed, Models: mw,
+		Shapes: map[loadgen.Shape]float64{}, Fast: fast, Count: count, ModelAttr: modelAttr}
+	for s, w := range sw {
+		cfg.Shapes[loadgen.Shape(s)] = w
+	}
+	if truthFile != "" {
+		f, err := os.Create(truthFile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		cfg.Truth = f
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	truths, err := loadgen.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	if fast {
+		elapsed = duration
+	}
+	fmt.Printf("llmloadgen: sent %d requests to %s in %s\n", len(truths), endpoint, time.Since(start).Round(time.Millisecond))
+	if summary {
+		loadgen.PrintSummary(os.Stdout, loadgen.Summarize(truths, slo), elapsed)
+	}
+	return nil
+}

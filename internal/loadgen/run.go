@@ -1,0 +1,224 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
+)
+
+// Config drives a run.
+type Config struct {
+	Endpoint string        // OTLP/gRPC endpoint of the collector
+	Rate     float64       // requests per second (Poisson arrivals)
+	Duration time.Duration // how long arrivals go on
+	Seed     uint64
+	Models   map[string]float64 // profile name -> weight
+	Shapes   map[Shape]float64  // shape -> weight
+	// Fast emits Count requests at once with synthetic timestamps ending
+	// now, instead of in real time.
+	Fast  bool
+	Count int
+	// ModelAttr writes gen_ai.response.model on vLLM spans (V0 style); V1
+	// spans carry none.
+	ModelAttr bool
+	// Truth, if set, receives one JSON object per request.
+	Truth io.Writer
+	// Exporter, if set, replaces the OTLP exporter (tests).
+	Exporter sdktrace.SpanExporter
+}
+
+// ParseWeights parses "a=2,b=1,c" (weight 1 when omitted).
+func ParseWeights(s string) (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, w, found := strings.Cut(part, "=")
+		weight := 1.0
+		if found {
+			var err error
+			if weight, err = strconv.ParseFloat(w, 64); err != nil || weight < 0 {
+				return nil, fmt.Errorf("weight of %q: %q is not a non-negative number", name, w)
+			}
+		}
+		out[name] = weight
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("empty list")
+	}
+	return out, nil
+}
+
+type picker struct {
+	names []string
+	cum   []float64
+}
+
+func newPicker(weights map[string]float64) picker {
+	var p picker
+	for name := range weights {
+		p.names = append(p.names, name)
+	}
+	sort.Strings(p.names)
+	total := 0.0
+	for _, n := range p.names {
+		total += weights[n]
+		p.cum = append(p.cum, total)
+	}
+	for i := range p.cum {
+		p.cum[i] /= total
+	}
+	return p
+}
+
+func (p picker) pick(rng *rand.Rand) string {
+	x := rng.Float64()
+	for i, c := range p.cum {
+		if x < c {
+			return p.names[i]
+		}
+	}
+	return p.names[len(p.names)-1]
+}
+
+// Run generates the traffic, sends it, and returns the ground truth of
+// every request. It stops when the duration is over (or ctx is done),
+// after every started request's span has been exported.
+func Run(ctx context.Context, cfg Config) ([]Truth, error) {
+	for name := range cfg.Models {
+		if _, ok := Profiles[name]; !ok {
+			return nil, fmt.Errorf("unknown model profile %q: known are %s", name, strings.Join(ProfileNames(), ", "))
+		}
+	}
+	shapeWeights := map[string]float64{}
+	for s, w := range cfg.Shapes {
+		if s != ShapeVLLM && s != ShapeChunks && s != ShapeSemconv {
+			return nil, fmt.Errorf("unknown shape %q: known are vllm, chunks, semconv", s)
+		}
+		shapeWeights[string(s)] = w
+	}
+	providers := map[Shape]*sdktrace.TracerProvider{}
+	for _, s := range Shapes {
+		exp := cfg.Exporter
+		if exp == nil {
+			var err error
+			if exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(cfg.Endpoint), otlptracegrpc.WithInsecure()); err != nil {
+				return nil, err
+			}
+		}
+		res := resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName(s.Service()))
+		providers[s] = sdktrace.NewTracerProvider(sdktrace.WithResource(res),
+			sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(500*time.Millisecond), sdktrace.WithMaxQueueSize(65536)))
+	}
+	defer func() {
+		for _, tp := range providers {
+			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_ = tp.Shutdown(sctx)
+			cancel()
+		}
+	}()
+
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
+	engines := map[string]*Engine{}
+	for i, name := range ProfileNames() {
+		engines[name] = NewEngine(Profiles[name], cfg.Seed+uint64(i)*7919)
+	}
+	models, shapes := newPicker(cfg.Models), newPicker(shapeWeights)
+
+	var (
+		mu     sync.Mutex
+		truths []Truth
+		wg     sync.WaitGroup
+		enc    *json.Encoder
+	)
+	if cfg.Truth != nil {
+		enc = json.NewEncoder(cfg.Truth)
+	}
+	record := func(t Truth) {
+		mu.Lock()
+		defer mu.Unlock()
+		truths = append(truths, t)
+		if enc != nil {
+			_ = enc.Encode(t)
+		}
+	}
+
+	begin := time.Now()
+	if cfg.Fast {
+		// Arrivals spread over the past, so that every request has ended.
+		span := time.Duration(float64(cfg.Count) / max(cfg.Rate, 1) * float64(time.Second))
+		begin = begin.Add(-span - 2*time.Minute)
+	}
+	at := 0.0 // seconds since begin
+	for n := 0; ; n++ {
+		at += rng.ExpFloat64() / cfg.Rate
+		if cfg.Fast && n >= cfg.Count || !cfg.Fast && at > cfg.Duration.Seconds() {
+			break
+		}
+		model, shape := models.pick(rng), Shape(shapes.pick(rng))
+		req := engines[model].Next(at)
+		arrival := begin.Add(Durations(at))
+		chunkRng := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
+		tracer := providers[shape].Tracer("github.com/llmslo/llmslo/cmd/llmloadgen")
+		emit := func() { record(Emit(tracer, shape, &req, arrival, chunkRng, cfg.ModelAttr)) }
+		if cfg.Fast {
+			emit()
+			continue
+		}
+		// In real time: wait for the arrival, then emit the span when the
+		// request ends, as an instrumented server does.
+		if d := time.Until(arrival); d > 0 {
+			select {
+			case <-ctx.Done():
+				wg.Wait()
+				return truths, nil
+			case <-time.After(d):
+			}
+		}
+		wg.Add(1)
+		time.AfterFunc(Durations(req.E2E()+0.005), func() { defer wg.Done(); emit() })
+	}
+	wg.Wait()
+	for _, tp := range providers {
+		_ = tp.ForceFlush(ctx)
+	}
+	return truths, nil
+}
+
+// ProfileNames lists the built-in profiles, sorted.
+func ProfileNames() []string {
+	var names []string
+	for n := range Profiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ReadTruth reads a truth file written by Run.
+func ReadTruth(r io.Reader) ([]Truth, error) {
+	var out []Truth
+	dec := json.NewDecoder(r)
+	for dec.More() {
+		var t Truth
+		if err := dec.Decode(&t); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
