@@ -6,6 +6,8 @@ BUILDER_VERSION := v0.165.0
 BUILDER := $(GOBIN)/builder
 DIST := dist/otelcol-llmslo
 FUZZTIME ?= 30s
+DURATION ?= 30s
+RATE ?= 20
 
 .PHONY: help
 help: ## List the targets
@@ -43,8 +45,8 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 30s)
 	done
 
 .PHONY: run
-run: dist ## Build, start the collector on config/demo.yaml, send the sample spans, print the enriched spans, stop
-	@scripts/demo.sh
+run: dist ## Build, start the collector on config/demo.yaml, send sample spans and ~30s of load (DURATION, RATE), show the live table, stop
+	@DURATION=$(DURATION) RATE=$(RATE) scripts/demo.sh
 
 .PHONY: collector
 collector: dist ## Run the distribution alone on config/collector.yaml (OTLP on 127.0.0.1:4317/4318)

@@ -29,4 +29,9 @@ files=()
 for s in "${samples[@]}"; do files+=("testdata/traces/$s/input.yaml"); done
 echo ">> sending the sample spans of testdata/traces"
 go run ./cmd/sendtraces -endpoint 127.0.0.1:4317 -receive 127.0.0.1:4319 -timeout 60s "${files[@]}"
+
+echo
+echo ">> driving the collector with the load generator for ${DURATION:-30s} at ${RATE:-20} requests/s"
+echo ">> (Prometheus exposition of the same metrics: http://127.0.0.1:9464/metrics)"
+go run ./cmd/llmslo-demo -endpoint 127.0.0.1:4317 -listen 127.0.0.1:4319 -duration "${DURATION:-30s}" -rate "${RATE:-20}" -flush 2s
 echo ">> done; stopping the collector"

@@ -224,6 +224,11 @@ func (c *compiled) derive(t *Table, span ptrace.Span, s *scratch, steps *Steps, 
 		}
 	}
 	hasOutput := len(out.times) > 0 || out.firstToken != 0
+	// Events the SDK dropped were the oldest: the first output may be gone.
+	firstKnown := outputs == FromSteps || span.DroppedEventsCount() == 0
+	if hasOutput && !firstKnown {
+		errs.Set(FieldEvents, Dropped)
+	}
 
 	// Stream flag: the attribute, or evidence of streaming.
 	if v, ok := first(c.stream, s); ok {
@@ -272,7 +277,7 @@ func (c *compiled) derive(t *Table, span ptrace.Span, s *scratch, steps *Steps, 
 	case ttftPresent:
 		res.TTFT = ttftAttr
 		origin = FromAttributes
-	case hasOutput && (outputs != FromSteps || c.p.Steps == nil || c.p.Steps.FirstTokenFromSteps):
+	case hasOutput && firstKnown && (outputs != FromSteps || c.p.Steps == nil || c.p.Steps.FirstTokenFromSteps):
 		ttftNs = int64(out.firstOutput() - start)
 		res.TTFT = known(nanos(uint64(ttftNs)))
 		origin = outputs

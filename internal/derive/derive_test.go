@@ -323,3 +323,17 @@ func TestBadValues(t *testing.T) {
 		})
 	}
 }
+
+// TestDroppedEvents: when the producer's SDK dropped events (the oldest go
+// first), TTFT is not taken from the events that are left.
+func TestDroppedEvents(t *testing.T) {
+	s := newSpan("openai.chat", 0, 300, map[string]any{"gen_ai.operation.name": "chat", "gen_ai.usage.output_tokens": 200},
+		chunk(150, 1), chunk(200, 1), chunk(290, 1))
+	s.SetDroppedEventsCount(197)
+	r := derive(t, Options{}, s)
+	assert.Equal(t, Missing, r.TTFT.S)
+	assert.Equal(t, Missing, r.TPOT.S)
+	assert.InDelta(t, 0.29, r.E2E.V, 1e-12, "the newest events are kept")
+	assert.InDelta(t, 0.09, r.ITLMax.V, 1e-12)
+	assert.Equal(t, "events:dropped", r.Errors.String())
+}

@@ -135,6 +135,10 @@ const (
 	NotEmitted
 	// Inconsistent: the inputs contradict each other (TTFT after E2E).
 	Inconsistent
+	// Dropped: the producer's SDK dropped some of the span's events (its
+	// event count limit; OpenTelemetry SDKs keep the newest 128 by default),
+	// so the first output may be missing: TTFT is not taken from events.
+	Dropped
 	// Evicted: the trace assembly's memory bound dropped some of this
 	// request's steps; values from the steps kept are a lower bound.
 	Evicted
@@ -142,7 +146,7 @@ const (
 	NumReasons
 )
 
-var reasonNames = [NumReasons]string{"", "invalid_value", "invalid_type", "out_of_range", "end_before_start", "missing_timestamps", "outside_span", "duplicate", "not_emitted", "inconsistent", "evicted"}
+var reasonNames = [NumReasons]string{"", "invalid_value", "invalid_type", "out_of_range", "end_before_start", "missing_timestamps", "outside_span", "duplicate", "not_emitted", "inconsistent", "dropped", "evicted"}
 
 func (r Reason) String() string { return reasonNames[r] }
 

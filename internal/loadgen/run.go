@@ -35,6 +35,9 @@ type Config struct {
 	ModelAttr bool
 	// Truth, if set, receives one JSON object per request.
 	Truth io.Writer
+	// OnTruth, if set, is called with each request's truth as its span is
+	// emitted (from several goroutines; it must be safe for that).
+	OnTruth func(Truth)
 	// Exporter, if set, replaces the OTLP exporter (tests).
 	Exporter sdktrace.SpanExporter
 }
@@ -121,7 +124,11 @@ func Run(ctx context.Context, cfg Config) ([]Truth, error) {
 			}
 		}
 		res := resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName(s.Service()))
-		providers[s] = sdktrace.NewTracerProvider(sdktrace.WithResource(res),
+		// A long stream has more chunk events than the SDK's default limit
+		// of 128, beyond which it drops the oldest (the first tokens).
+		limits := sdktrace.NewSpanLimits()
+		limits.EventCountLimit = 1 << 14
+		providers[s] = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithRawSpanLimits(limits),
 			sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(500*time.Millisecond), sdktrace.WithMaxQueueSize(65536)))
 	}
 	defer func() {
@@ -154,6 +161,9 @@ func Run(ctx context.Context, cfg Config) ([]Truth, error) {
 		truths = append(truths, t)
 		if enc != nil {
 			_ = enc.Encode(t)
+		}
+		if cfg.OnTruth != nil {
+			cfg.OnTruth(t)
 		}
 	}
 
