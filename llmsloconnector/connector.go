@@ -308,9 +308,18 @@ func (c *llmSLOConnector) overflowSeries(layer layerIndex) *series {
 }
 
 // readValues reads the processor's values; bad ones (non-finite, negative,
-// wrong type) are dropped and counted.
+// wrong type) are dropped and counted. Latency distributions describe
+// successful requests (as vLLM's statistics and the conventions' TTFT/TPOT
+// metrics do): a failed span adds only its duration, which the conventions
+// record for failures too.
 func (c *llmSLOConnector) readValues(span ptrace.Span, o *observation) {
 	attrs, k := span.Attributes(), &c.keys
+	if start, end := span.StartTimestamp(), span.EndTimestamp(); start != 0 && end >= start {
+		o.set(histDuration, float64(end-start)/1e9)
+	}
+	if span.Status().Code() == ptrace.StatusCodeError {
+		return
+	}
 	for _, f := range [...]struct {
 		key  string
 		kind histKind
@@ -331,9 +340,6 @@ func (c *llmSLOConnector) readValues(span ptrace.Span, o *observation) {
 	}
 	if o.has[histOutputTokens] {
 		o.tokens = uint64(o.values[histOutputTokens])
-	}
-	if start, end := span.StartTimestamp(), span.EndTimestamp(); start != 0 && end >= start {
-		o.set(histDuration, float64(end-start)/1e9)
 	}
 	// Every gap: from the steps the processor joined, else the span's own
 	// chunk events (only when the processor found at least two outputs).
