@@ -59,7 +59,7 @@ func run(endpoint, listen string, duration time.Duration, rate float64, refresh 
 	var truths []loadgen.Truth
 	models := map[string]float64{"llama-3.1-8b-instruct": 3, "llama-3.1-70b-instruct": 1, "qwen2.5-1.5b-instruct": 2}
 	cfg := loadgen.Config{Endpoint: endpoint, Rate: rate, Duration: duration, Seed: seed, Models: models, ModelAttr: true,
-		Shapes: map[loadgen.Shape]float64{loadgen.ShapeVLLM: 1, loadgen.ShapeChunks: 1, loadgen.ShapeSemconv: 1},
+		Shapes:  map[loadgen.Shape]float64{loadgen.ShapeVLLM: 1, loadgen.ShapeChunks: 1, loadgen.ShapeSemconv: 1},
 		OnTruth: func(t loadgen.Truth) { mu.Lock(); truths = append(truths, t); mu.Unlock() }}
 	start := time.Now()
 	done := make(chan error, 1)
