@@ -64,9 +64,10 @@ type shard struct {
 }
 
 type scratch struct {
-	key  []byte
-	obs  observation
-	dims []dimValue
+	key    []byte
+	obs    observation
+	dims   []dimValue
+	fields spanFields
 }
 
 type dimValue struct{ name, value string }
@@ -147,7 +148,8 @@ func (c *llmSLOConnector) getScratch() *scratch {
 	if s, ok := c.scratch.Get().(*scratch); ok {
 		return s
 	}
-	return &scratch{}
+	n := len(c.cfg.Dimensions)
+	return &scratch{fields: spanFields{extra: make([]string, n), extraOK: make([]bool, n)}}
 }
 
 // ConsumeTraces aggregates the LLM request spans of td. It keeps nothing of
@@ -177,20 +179,127 @@ func (c *llmSLOConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	return nil
 }
 
+// spanFields is what one pass over a span's attributes collects.
+type spanFields struct {
+	source, itlMax     bool
+	layer              string
+	model, respModel   string
+	reqModel, provider string
+	system, operation  string
+	gaps               pcommon.Value
+	hasGaps            bool
+	extra              []string // values of cfg.Dimensions found on the span
+	extraOK            []bool
+}
+
+// scan reads everything the connector needs from the span's attributes in
+// one pass: a span carries a few dozen attributes, and one pass with a
+// prefix test beats a lookup per field.
+func (c *llmSLOConnector) scan(attrs pcommon.Map, o *observation, f *spanFields) {
+	k := &c.keys
+	prefix := k.Prefix
+	for key, v := range attrs.All() {
+		if len(key) > len(prefix) && key[:len(prefix)] == prefix {
+			switch key {
+			case k.Source:
+				f.source = true
+			case k.Layer:
+				f.layer = v.Str()
+			case k.Model:
+				f.model = v.Str()
+			case k.TTFT:
+				c.value(o, histTTFT, v)
+			case k.TPOT:
+				c.value(o, histTPOT, v)
+			case k.E2E:
+				c.value(o, histE2E, v)
+			case k.QueueTime:
+				c.value(o, histQueue, v)
+			case k.InputTokens:
+				c.value(o, histInputTokens, v)
+			case k.OutputTokens:
+				c.value(o, histOutputTokens, v)
+			case k.ITLMax:
+				f.itlMax = true
+			case k.ITLGaps:
+				f.gaps, f.hasGaps = v, true
+			default:
+				if name, isMet, ok := k.ParseSLOKey(key); ok {
+					so := o.slo(name)
+					if isMet {
+						if v.Type() == pcommon.ValueTypeBool {
+							so.decided, so.met = true, v.Bool()
+						}
+					} else if v.Type() == pcommon.ValueTypeSlice {
+						so.violations, so.hasViol = v.Slice(), true
+					}
+				}
+			}
+			continue
+		}
+		switch key {
+		case "gen_ai.response.model":
+			f.respModel = str(v)
+		case "gen_ai.request.model":
+			f.reqModel = str(v)
+		case "gen_ai.provider.name":
+			f.provider = str(v)
+		case "gen_ai.system":
+			f.system = str(v)
+		case "gen_ai.operation.name":
+			f.operation = str(v)
+		}
+		for i, d := range c.cfg.Dimensions {
+			if key == d.Name && v.Type() == pcommon.ValueTypeStr {
+				f.extra[i], f.extraOK[i] = v.Str(), true
+			}
+		}
+	}
+}
+
+func str(v pcommon.Value) string {
+	if v.Type() == pcommon.ValueTypeStr {
+		return v.Str()
+	}
+	return ""
+}
+
+// value records a duration or count attribute; a negative, non-finite or
+// wrongly typed one is counted and kept out of the histograms.
+func (c *llmSLOConnector) value(o *observation, kind histKind, v pcommon.Value) {
+	switch v.Type() {
+	case pcommon.ValueTypeDouble:
+		o.set(kind, v.Double())
+	case pcommon.ValueTypeInt:
+		o.set(kind, float64(v.Int()))
+	}
+	if !o.has[kind] {
+		o.rejected++
+	}
+}
+
+func firstOf(vals ...string) (string, bool) {
+	for _, v := range vals {
+		if v != "" {
+			return v, true
+		}
+	}
+	return "", false
+}
+
 // consumeSpan aggregates one span; false when it carries no processor output.
 func (c *llmSLOConnector) consumeSpan(span ptrace.Span, resource pcommon.Map, sc *scratch, now time.Time) bool {
-	attrs := span.Attributes()
-	k := &c.keys
-	if _, ok := attrs.Get(k.Source); !ok {
-		return false
-	}
-	lv, ok := attrs.Get(k.Layer)
-	if !ok {
-		return false
-	}
 	o := &sc.obs
 	*o = observation{gaps: o.gaps[:0], slos: o.slos[:0]}
-	switch lv.Str() {
+	f := &sc.fields
+	extra, extraOK := f.extra, f.extraOK
+	*f = spanFields{extra: extra[:len(c.cfg.Dimensions)], extraOK: extraOK[:len(c.cfg.Dimensions)]}
+	clear(f.extraOK)
+	c.scan(span.Attributes(), o, f)
+	if !f.source {
+		return false
+	}
+	switch f.layer {
 	case layerNames[layerServer]:
 		o.layer = layerServer
 	case layerNames[layerClient]:
@@ -198,9 +307,36 @@ func (c *llmSLOConnector) consumeSpan(span ptrace.Span, resource pcommon.Map, sc
 	default:
 		return false
 	}
-
-	c.readValues(span, o)
-	c.readVerdicts(attrs, o)
+	if o.rejected > 0 {
+		c.tel.rejected.Add(context.Background(), int64(o.rejected))
+	}
+	// Latency distributions describe successful requests (as vLLM's
+	// statistics and the conventions' TTFT/TPOT metrics do); a failed span
+	// adds only its duration, which the conventions record for failures too.
+	failed := span.Status().Code() == ptrace.StatusCodeError
+	if failed {
+		dur := observation{layer: o.layer, slos: o.slos}
+		*o = dur
+	}
+	if start, end := span.StartTimestamp(), span.EndTimestamp(); start != 0 && end >= start {
+		o.set(histDuration, float64(end-start)/1e9)
+	}
+	if !failed {
+		if o.has[histOutputTokens] {
+			o.tokens = uint64(o.values[histOutputTokens])
+		}
+		// Every gap: from the steps the processor joined, else the span's
+		// own chunk events (only when the processor found two outputs).
+		if f.hasGaps && f.gaps.Type() == pcommon.ValueTypeSlice {
+			for _, g := range f.gaps.Slice().All() {
+				if g.Type() == pcommon.ValueTypeDouble && g.Double() >= 0 && g.Double() <= derive.MaxSeconds {
+					o.gaps = append(o.gaps, g.Double())
+				}
+			}
+		} else if f.itlMax {
+			o.gaps = c.events.Gaps(span, c.cfg.TokenAwareITL, o.gaps)
+		}
+	}
 
 	// The series key: the layer, then each dimension's value; a value is
 	// prefixed with 1 and ended by 0, an absent one is a single 0, so
@@ -217,16 +353,15 @@ func (c *llmSLOConnector) consumeSpan(span ptrace.Span, resource pcommon.Map, sc
 		key = append(key, 0)
 		dims = append(dims, dimValue{name, value})
 	}
-	model, okModel := firstStr(attrs, k.Model, "gen_ai.response.model", "gen_ai.request.model")
+	model, okModel := firstOf(f.model, f.respModel, f.reqModel)
 	add("gen_ai.request.model", model, okModel)
-	provider, okProvider := firstStr(attrs, "gen_ai.provider.name", "gen_ai.system")
+	provider, okProvider := firstOf(f.provider, f.system)
 	add("gen_ai.provider.name", provider, okProvider)
-	op, okOp := firstStr(attrs, "gen_ai.operation.name")
-	add("gen_ai.operation.name", op, okOp)
-	for _, d := range c.cfg.Dimensions {
-		v, ok := firstStr(attrs, d.Name)
+	add("gen_ai.operation.name", f.operation, f.operation != "")
+	for i, d := range c.cfg.Dimensions {
+		v, ok := f.extra[i], f.extraOK[i]
 		if !ok {
-			v, ok = firstStr(resource, d.Name)
+			v, ok = resourceStr(resource, d.Name)
 		}
 		if !ok && d.Default != nil {
 			v, ok = *d.Default, true
@@ -235,7 +370,7 @@ func (c *llmSLOConnector) consumeSpan(span ptrace.Span, resource pcommon.Map, sc
 	}
 	resStart := len(dims)
 	for _, name := range c.cfg.ResourceDimensions {
-		v, ok := firstStr(resource, name)
+		v, ok := resourceStr(resource, name)
 		add(name, v, ok)
 	}
 	sc.key, sc.dims = key, dims
@@ -258,6 +393,13 @@ func (c *llmSLOConnector) consumeSpan(span ptrace.Span, resource pcommon.Map, sc
 	c.overMu.Unlock()
 	c.tel.overflow.Add(context.Background(), 1)
 	return true
+}
+
+func resourceStr(m pcommon.Map, key string) (string, bool) {
+	if v, ok := m.Get(key); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
+		return v.Str(), true
+	}
+	return "", false
 }
 
 // newSeries creates the series of key in sh, or returns nil when the layer
@@ -307,75 +449,6 @@ func (c *llmSLOConnector) overflowSeries(layer layerIndex) *series {
 	return s
 }
 
-// readValues reads the processor's values; bad ones (non-finite, negative,
-// wrong type) are dropped and counted. Latency distributions describe
-// successful requests (as vLLM's statistics and the conventions' TTFT/TPOT
-// metrics do): a failed span adds only its duration, which the conventions
-// record for failures too.
-func (c *llmSLOConnector) readValues(span ptrace.Span, o *observation) {
-	attrs, k := span.Attributes(), &c.keys
-	if start, end := span.StartTimestamp(), span.EndTimestamp(); start != 0 && end >= start {
-		o.set(histDuration, float64(end-start)/1e9)
-	}
-	if span.Status().Code() == ptrace.StatusCodeError {
-		return
-	}
-	for _, f := range [...]struct {
-		key  string
-		kind histKind
-	}{{k.TTFT, histTTFT}, {k.TPOT, histTPOT}, {k.E2E, histE2E}, {k.QueueTime, histQueue}, {k.InputTokens, histInputTokens}, {k.OutputTokens, histOutputTokens}} {
-		v, ok := attrs.Get(f.key)
-		if !ok {
-			continue
-		}
-		switch v.Type() {
-		case pcommon.ValueTypeDouble:
-			o.set(f.kind, v.Double())
-		case pcommon.ValueTypeInt:
-			o.set(f.kind, float64(v.Int()))
-		}
-		if !o.has[f.kind] {
-			c.tel.rejected.Add(context.Background(), 1)
-		}
-	}
-	if o.has[histOutputTokens] {
-		o.tokens = uint64(o.values[histOutputTokens])
-	}
-	// Every gap: from the steps the processor joined, else the span's own
-	// chunk events (only when the processor found at least two outputs).
-	if v, ok := attrs.Get(k.ITLGaps); ok && v.Type() == pcommon.ValueTypeSlice {
-		for _, g := range v.Slice().All() {
-			if g.Type() == pcommon.ValueTypeDouble && g.Double() >= 0 && g.Double() <= derive.MaxSeconds {
-				o.gaps = append(o.gaps, g.Double())
-			}
-		}
-	} else if _, ok := attrs.Get(k.ITLMax); ok {
-		o.gaps = c.events.Gaps(span, c.cfg.TokenAwareITL, o.gaps)
-	}
-}
-
-// readVerdicts collects the span's SLO verdicts in one pass.
-func (c *llmSLOConnector) readVerdicts(attrs pcommon.Map, o *observation) {
-	prefix := c.keys.Prefix
-	for key, v := range attrs.All() {
-		if !strings.HasPrefix(key, prefix) {
-			continue
-		}
-		name, isMet, ok := c.keys.ParseSLOKey(key)
-		if !ok {
-			continue
-		}
-		so := o.slo(name)
-		if isMet {
-			if v.Type() == pcommon.ValueTypeBool {
-				so.decided, so.met = true, v.Bool()
-			}
-		} else if v.Type() == pcommon.ValueTypeSlice {
-			so.violations, so.hasViol = v.Slice(), true
-		}
-	}
-}
-
 func (o *observation) slo(name string) *sloObservation {
 	for i := range o.slos {
 		if o.slos[i].name == name {
@@ -384,13 +457,4 @@ func (o *observation) slo(name string) *sloObservation {
 	}
 	o.slos = append(o.slos, sloObservation{name: name})
 	return &o.slos[len(o.slos)-1]
-}
-
-func firstStr(m pcommon.Map, keys ...string) (string, bool) {
-	for _, k := range keys {
-		if v, ok := m.Get(k); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
-			return v.Str(), true
-		}
-	}
-	return "", false
 }

@@ -41,6 +41,8 @@ type observation struct {
 	gaps   []float64
 	slos   []sloObservation
 	tokens uint64 // output tokens, for token goodput
+	// rejected counts values kept out of the histograms.
+	rejected int
 }
 
 type sloObservation struct {
@@ -97,9 +99,7 @@ func (c *llmSLOConnector) record(s *series, o *observation, now time.Time) {
 		if s.windows[w] == nil {
 			s.windows[w] = aggregate.NewWindow(c.sketch, c.cfg.Window, windowSlots)
 		}
-		for _, v := range vals {
-			s.windows[w].Add(now, v)
-		}
+		s.windows[w].AddAll(now, vals)
 	}
 	for i := range o.slos {
 		so := &o.slos[i]

@@ -42,6 +42,14 @@ func (w *Window) slot(now time.Time) *Sketch {
 // Add records v at time now.
 func (w *Window) Add(now time.Time, v float64) { w.slot(now).Add(v) }
 
+// AddAll records every value of vs at time now.
+func (w *Window) AddAll(now time.Time, vs []float64) {
+	s := w.slot(now)
+	for _, v := range vs {
+		s.Add(v)
+	}
+}
+
 // Merged returns a sketch of the values recorded within the window ending
 // at now; it is reused by the next call.
 func (w *Window) Merged(now time.Time) *Sketch {

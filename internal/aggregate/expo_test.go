@@ -1,0 +1,75 @@
+package aggregate
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/lightstep/go-expohisto/mapping/logarithm"
+	"github.com/lightstep/go-expohisto/structure"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+)
+
+// TestIndexMatchesReference: the table mapping gives the bucket that
+// go-expohisto's logarithm mapping gives, at scale 8, across the double
+// range that latencies and token counts use, including exact powers of two.
+func TestIndexMatchesReference(t *testing.T) {
+	ref, err := logarithm.NewMapping(MaxExportScale)
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(3, 3))
+	values := []float64{1, 2, 0.5, 0.25, 1024, math.Exp2(1.0 / 256), math.Nextafter(1, 2), math.Nextafter(1, 0)}
+	for range 200000 {
+		values = append(values, math.Pow(10, -9+18*rng.Float64()))
+	}
+	mismatch := 0
+	for _, v := range values {
+		if index8(v) != ref.MapToIndex(v) {
+			mismatch++
+			// At most a floating-point hair from a boundary.
+			lower, err := ref.LowerBoundary(ref.MapToIndex(v))
+			require.NoError(t, err)
+			upper, err := ref.LowerBoundary(ref.MapToIndex(v) + 1)
+			require.NoError(t, err)
+			near := math.Min(math.Abs(v-lower), math.Abs(v-upper)) / v
+			assert.Less(t, near, 1e-12, "v=%g ours %d reference %d", v, index8(v), ref.MapToIndex(v))
+		}
+	}
+	t.Logf("%d of %d values map to a different bucket, each within 1e-12 of a boundary", mismatch, len(values))
+}
+
+// TestExponentialMatchesGoExpohisto: same values, same max size: the same
+// scale and bucket counts as the structure contrib's connectors use.
+func TestExponentialMatchesGoExpohisto(t *testing.T) {
+	for _, maxSize := range []int32{20, 160, 1024} {
+		ours := NewExponential(maxSize)
+		var ref structure.Histogram[float64]
+		ref.Init(structure.NewConfig(structure.WithMaxSize(maxSize)))
+		rng := rand.New(rand.NewPCG(4, uint64(maxSize)))
+		for range 50000 {
+			v := 0.05 * math.Exp(1.2*rng.NormFloat64())
+			ours.Add(v)
+			ref.Update(v)
+		}
+		ours.Add(0)
+		ref.Update(0)
+		assert.Equal(t, min(ref.Scale(), MaxExportScale), ours.Scale(), "max_size %d", maxSize)
+		m := pmetric.NewMetric()
+		dp := ours.AppendTo(m).(expoPoint)
+		assert.Equal(t, ref.Count(), dp.Count())
+		assert.Equal(t, ref.ZeroCount(), dp.ZeroCount())
+		assert.InEpsilon(t, ref.Sum(), dp.Sum(), 1e-12)
+		assert.Equal(t, ref.Min(), dp.Min())
+		assert.Equal(t, ref.Max(), dp.Max())
+		if ref.Scale() <= MaxExportScale {
+			// Same scale: identical buckets.
+			var want []uint64
+			for i := uint32(0); i < ref.Positive().Len(); i++ {
+				want = append(want, ref.Positive().At(i))
+			}
+			assert.Equal(t, ref.Positive().Offset(), dp.Positive().Offset())
+			assert.Equal(t, want, dp.Positive().BucketCounts().AsRaw())
+		}
+	}
+}

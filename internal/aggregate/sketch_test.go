@@ -1,0 +1,88 @@
+package aggregate
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestSketchMapping: every value is reported within the relative error
+// bound, across twelve decades and at octave edges.
+func TestSketchMapping(t *testing.T) {
+	cfg := NewSketchConfig(0.005)
+	assert.Equal(t, 100, cfg.SubBuckets)
+	assert.InDelta(t, 0.005, cfg.Alpha(), 1e-12)
+	rng := rand.New(rand.NewPCG(1, 1))
+	values := []float64{1e-6, 0.5, 1, 2, 4, 0.25, math.Nextafter(1, 0), math.Nextafter(2, 0), 1e6}
+	for range 100000 {
+		values = append(values, math.Pow(10, -6+12*rng.Float64()))
+	}
+	for _, v := range values {
+		got := cfg.value(cfg.index(v))
+		assert.LessOrEqual(t, math.Abs(got-v)/v, cfg.Alpha()+1e-12, "%g -> %g", v, got)
+	}
+}
+
+// TestSketchQuantile: the numpy "linear" definition, within the bound, on
+// the reference micro-vector and on a heavy-tailed sample; zeros are exact.
+func TestSketchQuantile(t *testing.T) {
+	cfg := NewSketchConfig(0.005)
+	s := cfg.New()
+	for _, v := range []float64{10, 20, 30, 40} {
+		s.Add(v)
+	}
+	for p, want := range map[float64]float64{25: 17.5, 50: 25, 90: 37, 95: 38.5, 99: 39.699999999999996} {
+		assert.InEpsilon(t, want, s.Quantile(p/100), cfg.Alpha(), "p%v", p)
+		assert.Equal(t, want, Percentile([]float64{10, 20, 30, 40}, p))
+	}
+	z := cfg.New()
+	z.Add(0)
+	z.Add(0)
+	z.Add(math.NaN())
+	z.Add(-1)
+	assert.Equal(t, uint64(2), z.Count())
+	assert.Equal(t, 0.0, z.Quantile(0.99))
+
+	rng := rand.New(rand.NewPCG(2, 2))
+	var xs []float64
+	h := cfg.New()
+	for range 50000 {
+		v := 0.05 * math.Pow(1-rng.Float64(), -1/1.3)
+		xs = append(xs, v)
+		h.Add(v)
+	}
+	slices.Sort(xs)
+	for _, p := range []float64{1, 50, 90, 99, 99.9} {
+		exact := Percentile(xs, p)
+		assert.InEpsilon(t, exact, h.Quantile(p/100), cfg.Alpha()+1e-9, "p%v", p)
+	}
+}
+
+// TestWindowSlides: values older than the window drop out, a sub-window at
+// a time; merging sub-windows equals one sketch of the same values.
+func TestWindowSlides(t *testing.T) {
+	cfg := NewSketchConfig(0.005)
+	w := NewWindow(cfg, time.Minute, 6)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 60 {
+		w.Add(t0.Add(time.Duration(i)*time.Second), float64(i+1))
+	}
+	assert.Equal(t, uint64(60), w.Merged(t0.Add(59*time.Second)).Count())
+	// 30 s later, the first three 10 s sub-windows have left the window.
+	assert.Equal(t, uint64(30), w.Merged(t0.Add(90*time.Second)).Count())
+	assert.Equal(t, uint64(0), w.Merged(t0.Add(10*time.Minute)).Count())
+
+	r := NewRatio(time.Minute, 6)
+	for i := range 10 {
+		r.Add(t0.Add(time.Duration(i)*time.Second), i%4 != 0)
+	}
+	v, ok := r.Value(t0.Add(10 * time.Second))
+	assert.True(t, ok)
+	assert.Equal(t, 0.7, v)
+	_, ok = r.Value(t0.Add(time.Hour))
+	assert.False(t, ok)
+}
