@@ -52,6 +52,10 @@ run: dist ## Build, start the collector on config/demo.yaml, send sample spans a
 collector: dist ## Run the distribution alone on config/collector.yaml (OTLP on 127.0.0.1:4317/4318)
 	$(DIST) --config config/collector.yaml
 
+.PHONY: bench
+bench: ## Benchmarks side by side (processor vs bare pass, connector vs spanmetrics, the built collector); writes BENCHMARKS.md
+	bench/run.sh
+
 .PHONY: clean
 clean: ## Remove build output
 	rm -rf dist bin

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# make bench: every benchmark, side by side, then BENCHMARKS.md.
+set -euo pipefail
+cd "$(dirname "$0")"
+export PATH="$(go env GOPATH)/bin:$PATH"
+COUNT=${COUNT:-6}
+mkdir -p results
+rm -f results/*.txt
+
+command -v benchstat >/dev/null 2>&1 || go install golang.org/x/perf/cmd/benchstat@latest
+{
+  echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+  echo "cores: $(nproc)"
+  echo "$(go version)"
+  echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
+} > results/machine.txt
+cmd="go test -run XXX -bench . -benchmem -count $COUNT -timeout 60m ./"
+echo "(cd bench && $cmd)" > results/command.txt
+
+echo ">> $cmd"
+$cmd | tee results/bench.txt
+benchstat results/bench.txt > results/benchstat.txt
+
+echo ">> CPU profiles of the 16-event shape"
+go test -run XXX -bench 'Processor/chunks_16/processor' -benchtime 2000x -cpuprofile results/processor.prof ./ > /dev/null
+go tool pprof -top -nodecount=12 results/processor.prof 2>/dev/null | tail -13 > results/processor.top.txt
+go test -run XXX -bench 'Connector/chunks_16/llmslo' -benchtime 2000x -cpuprofile results/connector.prof ./ > /dev/null
+go tool pprof -top -nodecount=12 results/connector.prof 2>/dev/null | tail -13 > results/connector.top.txt
+rm -f bench.test
+
+echo ">> end to end: the built distribution"
+(cd .. && make dist >/dev/null)
+LLMSLO_BENCH_E2E="$PWD/results/e2e.txt" go test -count=1 -run TestCollectorCPU -timeout 10m ./
+
+go run ./report -dir results -out ../BENCHMARKS.md
+echo ">> wrote BENCHMARKS.md"
