@@ -384,3 +384,66 @@ func TestNonLLMSpansAllocateNothing(t *testing.T) {
 	allocs := testing.AllocsPerRun(50, func() { _ = p.ConsumeTraces(context.Background(), td) })
 	require.Less(t, allocs, 10.0, "allocations per 1,000-span batch")
 }
+
+// sglangTraces is n SGLang-shaped traces (request root, a thread span, six
+// slices including five decode_loop steps), each with its own trace ID.
+func sglangTraces(n int) ptrace.Traces {
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	for i := range n {
+		id := pcommon.TraceID{byte(i), byte(i >> 8), 7}
+		root := spans.AppendEmpty()
+		root.SetName(" Req 1a2b3c4d")
+		root.SetTraceID(id)
+		root.SetStartTimestamp(t0)
+		root.SetEndTimestamp(t0 + 900e6)
+		a := root.Attributes()
+		a.PutStr("rid", "1a2b3c4d5e6f")
+		a.PutStr("gen_ai.response.model", "llama")
+		a.PutInt("gen_ai.usage.prompt_tokens", 100)
+		a.PutInt("gen_ai.usage.completion_tokens", 6)
+		a.PutDouble("gen_ai.latency.time_to_first_token", 0.2)
+		a.PutDouble("gen_ai.latency.e2e", 0.9)
+		for _, name := range []string{"Scheduler [TP 0]", "request_process", "prefill_forward"} {
+			s := spans.AppendEmpty()
+			s.SetName(name)
+			s.SetTraceID(id)
+			s.SetStartTimestamp(t0)
+			s.SetEndTimestamp(t0 + 200e6)
+		}
+		for k, end := range []int64{260, 320, 390, 480, 880} {
+			s := spans.AppendEmpty()
+			s.SetName("decode_loop")
+			s.SetTraceID(id)
+			s.SetStartTimestamp(t0)
+			s.SetEndTimestamp(pcommon.Timestamp(t0 + end*1e6))
+			s.Attributes().PutInt("decode_ct", int64(k+1))
+		}
+	}
+	return td
+}
+
+// BenchmarkAssembly: the added cost per span of trace assembly on
+// SGLang-shaped traces (steps and request in one batch), against the same
+// processor without it.
+func BenchmarkAssembly(b *testing.B) {
+	src := sglangTraces(100)
+	for _, on := range []bool{false, true} {
+		cfg := processorConfig()
+		cfg.TraceAssembly.Enabled = on
+		p, err := llmsloprocessor.NewFactory().CreateTraces(context.Background(),
+			processortest.NewNopSettings(component.MustNewType("llm_slo")), cfg, consumertest.NewNop())
+		require.NoError(b, err)
+		b.Run(fmt.Sprintf("sglang/assembly=%v", on), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				dst := ptrace.NewTraces()
+				src.CopyTo(dst)
+				if err := p.ConsumeTraces(context.Background(), dst); err != nil {
+					b.Fatal(err)
+				}
+			}
+			perSpan(b, src.SpanCount())
+		})
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -276,4 +277,119 @@ service:
 			}
 		})
 	}
+}
+
+// TestTraceAssemblyEndToEnd: SGLang- and TGI-shaped traces through the built
+// collector in trace-assembly mode, the request span arriving before its
+// steps; the request span comes out with TTFT, ITL and E2E from its steps,
+// and every gap reaches the connector's ITL histogram.
+func TestTraceAssemblyEndToEnd(t *testing.T) {
+	recv, err := otlpio.NewReceiver("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = recv.Close() })
+	grpcPort := freePort(t)
+	startCollector(t, fmt.Sprintf(`
+receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: 127.0.0.1:%d
+processors:
+  llm_slo:
+    trace_assembly:
+      enabled: true
+      wait: 5s
+connectors:
+  llm_slo:
+    metrics_flush_interval: 1s
+    collector_instance_id: false
+exporters:
+  otlphttp:
+    endpoint: http://%s
+    compression: none
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [llm_slo]
+      exporters: [otlphttp, llm_slo]
+    metrics:
+      receivers: [llm_slo]
+      exporters: [otlphttp]
+  telemetry:
+    metrics:
+      level: none
+`, grpcPort, recv.Addr()))
+	sender, err := otlpio.NewSender(fmt.Sprintf("127.0.0.1:%d", grpcPort))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sender.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	total := 0
+	for _, dir := range []string{"sglang_trace", "tgi_trace"} {
+		td, err := golden.ReadTraces(filepath.Join("..", "testdata", "traces", dir, "input.yaml"))
+		require.NoError(t, err)
+		total += td.SpanCount()
+		// The request span first, in a batch of its own; its steps later.
+		steps, rest := ptrace.NewTraces(), ptrace.NewTraces()
+		td.CopyTo(steps)
+		td.CopyTo(rest)
+		isStep := func(s ptrace.Span) bool { return s.Name() == "decode_loop" || s.Name() == "send_generation" }
+		steps.ResourceSpans().At(0).ScopeSpans().At(0).Spans().RemoveIf(func(s ptrace.Span) bool { return !isStep(s) })
+		rest.ResourceSpans().At(0).ScopeSpans().At(0).Spans().RemoveIf(isStep)
+		require.NoError(t, sender.Send(ctx, rest))
+		time.Sleep(300 * time.Millisecond)
+		require.NoError(t, sender.Send(ctx, steps))
+	}
+	require.NoError(t, recv.WaitSpans(ctx, total))
+
+	spans := map[string]ptrace.Span{}
+	for _, td := range recv.Traces() {
+		otlpio.Spans(td, func(_ ptrace.ResourceSpans, s ptrace.Span) { spans[s.Name()] = s })
+	}
+	check := func(name string, want map[string]float64, gaps []float64) {
+		s, ok := spans[name]
+		require.True(t, ok, name)
+		for k, v := range want {
+			got, ok := s.Attributes().Get(k)
+			if assert.True(t, ok, "%s %s", name, k) {
+				assert.InDelta(t, v, got.Double(), 1e-6, "%s %s", name, k)
+			}
+		}
+		g, ok := s.Attributes().Get("llm.itl.gaps")
+		require.True(t, ok, name)
+		var got []float64
+		for _, v := range g.Slice().All() {
+			got = append(got, v.Double())
+		}
+		assert.InDeltaSlice(t, gaps, got, 1e-6, name)
+	}
+	// SGLang: engine TTFT and E2E; decode steps end at 260, 320, 390, 480,
+	// 880 ms. TGI: steps start at 150, 200, 260, 330, 980 ms.
+	check(" Req 1a2b3c4d", map[string]float64{"llm.ttft": 0.2, "llm.e2e": 0.9, "llm.itl.mean": 0.155, "llm.itl.max": 0.4},
+		[]float64{0.06, 0.07, 0.09, 0.4})
+	check("chat_completions", map[string]float64{"llm.ttft": 0.15, "llm.e2e": 0.98, "llm.tpot": 0.2075, "llm.itl.mean": 0.2075, "llm.itl.max": 0.65, "llm.queue_time": 0.0112},
+		[]float64{0.05, 0.06, 0.07, 0.65})
+
+	// The server-layer ITL histogram holds all eight gaps.
+	require.Eventually(t, func() bool {
+		ms := recv.Metrics()
+		if len(ms) == 0 {
+			return false
+		}
+		var count uint64
+		for _, rm := range ms[len(ms)-1].ResourceMetrics().All() {
+			for _, sm := range rm.ScopeMetrics().All() {
+				for _, m := range sm.Metrics().All() {
+					if m.Name() == "llm.server.inter_token_latency" {
+						for _, dp := range m.ExponentialHistogram().DataPoints().All() {
+							count += dp.Count()
+						}
+					}
+				}
+			}
+		}
+		return count == 8
+	}, 20*time.Second, 200*time.Millisecond, "ITL histogram")
 }

@@ -18,7 +18,7 @@ import (
 
 // spansPerBatch mirrors the shapes of bench_test.go.
 var spansPerBatch = map[string]float64{"vllm_attributes": 1000, "chunks_16": 1000, "chunks_256": 100, "chunks_4096": 10, "non_llm": 1000,
-	"series_1": 1000, "series_100": 1000, "series_10000": 1000}
+	"series_1": 1000, "series_100": 1000, "series_10000": 1000, "sglang": 900}
 
 type stat struct{ nsPerSpan, allocsPerSpan, bytesPerSpan []float64 }
 
@@ -31,7 +31,7 @@ func median(xs []float64) float64 {
 	return s[len(s)/2]
 }
 
-var line = regexp.MustCompile(`^Benchmark(\w+)/(\w+)/([\w+]+)-\d+\s+\d+\s+([\d.]+) ns/op\s+([\d.]+) ns/span\s+([\d.]+) B/op\s+([\d.]+) allocs/op`)
+var line = regexp.MustCompile(`^Benchmark(\w+)/(\w+)/([\w+=]+)-\d+\s+\d+\s+([\d.]+) ns/op\s+([\d.]+) ns/span\s+([\d.]+) B/op\s+([\d.]+) allocs/op`)
 
 func main() {
 	dir := flag.String("dir", "results", "results directory")
@@ -98,6 +98,9 @@ func main() {
 		t, _, _ := get("Total/" + shape + "/processor+connector")
 		fmt.Fprintf(&b, "| %s | %.0f |\n", shape, t)
 	}
+	off, offA, _ := get("Assembly/sglang/assembly=false")
+	on, onA, _ := get("Assembly/sglang/assembly=true")
+	fmt.Fprintf(&b, "\n### Trace assembly\n\nSGLang-shaped traces (a request span, a thread span, two slices and five `decode_loop` steps each; 900 spans a batch), the batch copy included, processor with and without trace assembly:\n\n| | ns/span | allocs/span |\n|---|---|---|\n| without | %.0f | %.2f |\n| with | %.0f | %.2f |\n| added by assembly | **%.0f** | %.2f |\n", off, offA, on, onA, on-off, onA-offA)
 	fmt.Fprintf(&b, "\n## End to end: the built collector\n\nThe distribution fed over OTLP/gRPC at a fixed 5,000 spans/s for 20 s (half vLLM engine spans, half 16-chunk client spans), CPU seconds of the collector process per million spans, with and without the llm_slo processor and connector in the pipeline:\n\n```\n%s\n```\n\n", read("e2e.txt"))
 	fmt.Fprintf(&b, "## CPU profiles (16-event spans)\n\nProcessor:\n\n```\n%s\n```\n\nConnector:\n\n```\n%s\n```\n\n", read("processor.top.txt"), read("connector.top.txt"))
 	fmt.Fprintf(&b, "## What the figures mean\n\n%s\n\n", read("../notes.md"))
