@@ -55,10 +55,16 @@ func startCollector(t *testing.T, config string) {
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "config.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(config), 0o600))
-	logPath := filepath.Join(dir, "collector.log")
+	startProcess(t, filepath.Join(dir, "collector.log"), collectorBinary(t), "--config", cfgPath)
+}
+
+// startProcess runs a server for the test's duration, its output in
+// logPath (shown when the test fails), and stops it with SIGTERM (SIGKILL
+// after 15 s) when the test ends.
+func startProcess(t *testing.T, logPath, bin string, args ...string) {
 	logFile, err := os.Create(logPath)
 	require.NoError(t, err)
-	cmd := exec.Command(collectorBinary(t), "--config", cfgPath)
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
@@ -74,7 +80,7 @@ func startCollector(t *testing.T, config string) {
 		_ = logFile.Close()
 		if t.Failed() {
 			b, _ := os.ReadFile(logPath)
-			t.Logf("collector log:\n%s", b)
+			t.Logf("%s log:\n%s", filepath.Base(bin), b)
 		}
 	})
 }

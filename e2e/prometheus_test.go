@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -46,28 +45,8 @@ scrape_configs:
       - targets: [%q]
 `, target)), 0o600))
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	log, err := os.Create(filepath.Join(dir, "prometheus.log"))
-	require.NoError(t, err)
-	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+	startProcess(t, filepath.Join(dir, "prometheus.log"), bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--enable-feature=native-histograms")
-	cmd.Stdout, cmd.Stderr = log, log
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		_ = log.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(log.Name())
-			t.Logf("prometheus log:\n%s", b)
-		}
-	})
 	return "http://" + addr
 }
 
