@@ -3,6 +3,7 @@ package llmsloconnector
 import (
 	"context"
 	"hash/maphash"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -335,6 +336,7 @@ func (c *llmSLOConnector) consumeSpan(span ptrace.Span, resource pcommon.Map, sc
 			}
 		} else if f.itlMax {
 			o.gaps = c.events.Gaps(span, c.cfg.TokenAwareITL, o.gaps)
+			o.gaps = slices.DeleteFunc(o.gaps, func(g float64) bool { return g > derive.MaxSeconds })
 		}
 	}
 

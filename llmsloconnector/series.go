@@ -1,12 +1,12 @@
 package llmsloconnector
 
 import (
-	"math"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/llmslo/llmslo/internal/aggregate"
+	"github.com/llmslo/llmslo/internal/derive"
 )
 
 // series is the state of one dimension set. Every field is the connector's
@@ -53,8 +53,15 @@ type sloObservation struct {
 	hasViol    bool
 }
 
+// set records a value of kind k unless it is negative, not finite, or
+// beyond the processor's own limits (a week; 2^24 tokens): such a value is
+// corrupt, and would also stretch the window sketches' memory.
 func (o *observation) set(k histKind, v float64) {
-	if v >= 0 && !math.IsInf(v, 1) {
+	limit := float64(derive.MaxSeconds)
+	if k == histInputTokens || k == histOutputTokens {
+		limit = derive.MaxTokens
+	}
+	if v >= 0 && v <= limit {
 		o.values[k], o.has[k] = v, true
 	}
 }
