@@ -52,6 +52,7 @@ type batchState struct {
 	res     derive.Result
 	verdict slo.Verdict
 	counts  *batchCounts
+	held    []int
 }
 
 func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*llmSLOProcessor, error) {
@@ -199,7 +200,7 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j)
 			spans := ss.Spans()
-			heldHere := false
+			st.held = st.held[:0] // indexes of held spans, ascending
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
 				if !p.table.Derive(span, &st.res) {
@@ -209,9 +210,7 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 				if p.asm != nil && p.table.PresetAt(st.res.PresetIndex).Steps != nil {
 					p.join(span, st)
 					if p.assemble(span, rs.Resource(), ss.Scope(), st) {
-						// Held: mark it for removal from this batch.
-						span.SetName(heldMarker)
-						heldHere = true
+						st.held = append(st.held, k)
 						held++
 					}
 					continue
@@ -221,8 +220,18 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 					p.join(span, st)
 				}
 			}
-			if heldHere {
-				spans.RemoveIf(func(s ptrace.Span) bool { return s.Name() == heldMarker })
+			if len(st.held) > 0 {
+				// The assembler keeps its own copy: take the span out of
+				// this batch. RemoveIf visits the spans in order.
+				k, next := 0, 0
+				spans.RemoveIf(func(ptrace.Span) bool {
+					remove := next < len(st.held) && st.held[next] == k
+					if remove {
+						next++
+					}
+					k++
+					return remove
+				})
 			}
 		}
 	}
@@ -237,10 +246,6 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 	}
 	return td, nil
 }
-
-// heldMarker renames a held span's copy in the batch for removal; the held
-// copy keeps the real name.
-const heldMarker = "\x00llm_slo.held"
 
 func (p *llmSLOProcessor) putState(st *batchState) {
 	*st.counts = batchCounts{requests: clearRows(st.counts.requests), verdicts: clearRows(st.counts.verdicts)}
