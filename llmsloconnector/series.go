@@ -89,9 +89,7 @@ func (c *llmSLOConnector) record(s *series, o *observation, now time.Time) {
 		if s.hists[histITL] == nil {
 			s.hists[histITL] = c.newHistogram(histITL)
 		}
-		for _, g := range o.gaps {
-			s.hists[histITL].Add(g)
-		}
+		s.hists[histITL].AddAll(o.gaps)
 	}
 	for w, k := range [numWindowKinds]histKind{histTTFT, histTPOT, histITL, histE2E} {
 		vals := o.values[k : k+1]

@@ -79,6 +79,13 @@ func index8(v float64) int32 {
 	return e*subBuckets + k
 }
 
+// AddAll adds every value of vs.
+func (e *Exponential) AddAll(vs []float64) {
+	for _, v := range vs {
+		e.Add(v)
+	}
+}
+
 func (e *Exponential) Add(v float64) {
 	if !(v >= 0) || math.IsInf(v, 1) {
 		return
@@ -96,6 +103,10 @@ func (e *Exponential) Add(v float64) {
 		return
 	}
 	i := index8(v) >> (MaxExportScale - e.scale)
+	if j := i - e.offset; j >= 0 && int(j) < len(e.counts) {
+		e.counts[j]++ // the common case: a bucket in range
+		return
+	}
 	if len(e.counts) == 0 {
 		e.offset = i
 		e.counts = append(e.counts, 1)

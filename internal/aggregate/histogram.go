@@ -14,6 +14,8 @@ const MaxExportScale = 8
 // Histogram is one distribution in either OTLP shape.
 type Histogram interface {
 	Add(v float64)
+	// AddAll adds every value of vs.
+	AddAll(vs []float64)
 	Count() uint64
 	// Reset empties it (delta temporality).
 	Reset()
@@ -49,6 +51,12 @@ func (x *Explicit) Add(v float64) {
 	}
 	x.sum += v
 	x.count++
+}
+
+func (x *Explicit) AddAll(vs []float64) {
+	for _, v := range vs {
+		x.Add(v)
+	}
 }
 
 func (x *Explicit) Count() uint64 { return x.count }

@@ -75,6 +75,10 @@ func (s *Sketch) Add(v float64) {
 }
 
 func (s *Sketch) inc(i int32, n uint32) {
+	if j := i - s.offset; j >= 0 && int(j) < len(s.counts) {
+		s.counts[j] += n
+		return
+	}
 	switch {
 	case len(s.counts) == 0:
 		s.counts = append(s.counts, 0)
