@@ -242,7 +242,7 @@ func TestAccuracy(t *testing.T) {
 			for _, s := range h {
 				e := s.hists[histTTFT].(*aggregate.Exponential)
 				sorted := slices.Sorted(slices.Values(ttfts))
-				scale := e.ScaleForExport()
+				scale := e.Scale()
 				resolution := math.Pow(2, math.Pow(2, -float64(scale))) - 1
 				for _, p := range []float64{50, 90, 99} {
 					exact := aggregate.Percentile(sorted, p)

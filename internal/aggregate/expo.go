@@ -155,11 +155,8 @@ func (e *Exponential) Reset() {
 	e.zero, e.count, e.sum, e.min, e.max = 0, 0, 0, 0, 0
 }
 
-// Scale is the current scale.
+// Scale is the current scale, the one the histogram is emitted at.
 func (e *Exponential) Scale() int32 { return e.scale }
-
-// ScaleForExport is the scale the histogram is emitted at.
-func (e *Exponential) ScaleForExport() int32 { return e.scale }
 
 // Quantile estimates a quantile as Prometheus' histogram_quantile does on a
 // native histogram: linear interpolation inside the bucket that holds the

@@ -106,18 +106,6 @@ func (t *Table) DeriveWithSteps(span ptrace.Span, steps *Steps, res *Result) boo
 	return t.derive(span, steps, res)
 }
 
-// Classify returns the index, in matching order, of the preset claiming
-// span, or -1.
-func (t *Table) Classify(span ptrace.Span) int {
-	s := t.getScratch()
-	defer t.putScratch(s)
-	t.scan(span, s)
-	if c := t.classify(span, s); c != nil {
-		return c.index
-	}
-	return -1
-}
-
 // PresetAt returns the preset at index i of the matching order.
 func (t *Table) PresetAt(i int) *preset.Preset { return t.presets[i].p }
 
