@@ -62,8 +62,10 @@ type traceEntry struct {
 	created   time.Time
 	steps     []step
 	truncated bool
-	held      []heldSpan
-	elem      *list.Element
+	// maxCounter is the largest step counter seen (SGLang's decode_ct).
+	maxCounter int64
+	held       []heldSpan
+	elem       *list.Element
 	// server is the engine's view of the trace's request, for the client
 	// span of the same request (joining).
 	server *serverView
@@ -217,6 +219,7 @@ func (a *assembler) addStep(e *traceEntry, s step) {
 		a.evictOldest()
 	}
 	e.steps = append(e.steps, s)
+	e.maxCounter = max(e.maxCounter, s.counter)
 	a.totalSteps++
 }
 
@@ -235,10 +238,24 @@ func (a *assembler) remove(e *traceEntry) {
 	a.totalSteps -= len(e.steps)
 }
 
+// covers reports whether the steps seen complete a request expecting
+// `expected` of them (0: any one will do). A step counter that has reached
+// the expectation also completes it: with speculative decoding one step
+// carries several tokens, so there are fewer steps than tokens.
+func (e *traceEntry) covers(expected int64) bool {
+	if len(e.steps) == 0 {
+		return false
+	}
+	if expected <= 0 || int64(len(e.steps)) >= expected {
+		return true
+	}
+	return e.maxCounter >= expected
+}
+
 // complete reports whether the entry has the steps its held requests expect.
 func (e *traceEntry) complete() bool {
 	for _, h := range e.held {
-		if h.expected > 0 && int64(len(e.steps)) < h.expected || h.expected == 0 && len(e.steps) == 0 {
+		if !e.covers(h.expected) {
 			return false
 		}
 	}
@@ -251,7 +268,7 @@ func (a *assembler) takeSteps(id pcommon.TraceID, expected int64) (*derive.Steps
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	e, ok := a.traces[id]
-	if !ok || len(e.steps) == 0 || expected > 0 && int64(len(e.steps)) < expected {
+	if !ok || !e.covers(expected) {
 		return nil, false
 	}
 	if e.server != nil {

@@ -340,3 +340,37 @@ func TestAssemblyJoin(t *testing.T) {
 	layer, _ = h.spans()["llm_request"][0].Attributes().Get("llm.layer")
 	assert.Equal(t, "server", layer.Str())
 }
+
+// TestAssemblySpeculativeSteps: with speculative decoding a step carries
+// several tokens (decode_ct rises by more than one), so fewer steps than
+// tokens complete the request; token-aware ITL spreads each gap over them.
+func TestAssemblySpeculativeSteps(t *testing.T) {
+	h := newAssemblyHarness(t, func(c *Config) { c.TokenAwareITL = true })
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	id := pcommon.TraceID{0x5e}
+	for k, end := range []int64{300, 360, 390} {
+		s := spans.AppendEmpty()
+		s.SetName("decode_loop")
+		s.SetTraceID(id)
+		s.SetStartTimestamp(1_767_225_600_200_000_000)
+		s.SetEndTimestamp(pcommon.Timestamp(1_767_225_600_000_000_000 + end*1_000_000))
+		s.Attributes().PutInt("decode_ct", int64(2*(k+1)))
+	}
+	h.consume(td)
+	root := ptrace.NewTraces()
+	r := root.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	r.SetName(" Req 5eed5eed")
+	r.SetTraceID(id)
+	r.SetStartTimestamp(1_767_225_600_000_000_000)
+	r.SetEndTimestamp(1_767_225_600_400_000_000)
+	require.NoError(t, r.Attributes().FromRaw(map[string]any{"rid": "5eed", "gen_ai.latency.time_to_first_token": 0.2,
+		"gen_ai.latency.e2e": 0.39, "gen_ai.usage.completion_tokens": 7}))
+	h.consume(root)
+	got := h.spans()[" Req 5eed5eed"]
+	require.Len(t, got, 1, "released at once: the counter reached the 6 decode tokens")
+	// Gaps 60 ms and 30 ms over 2 tokens each: 30, 30, 15, 15 ms.
+	assert.InDeltaSlice(t, []float64{0.03, 0.03, 0.015, 0.015}, doubles(t, got[0], "llm.itl.gaps"), 1e-9)
+	assert.InDelta(t, 0.03, num(t, got[0], "llm.itl.max"), 1e-9)
+	assert.InDelta(t, 0.0225, num(t, got[0], "llm.itl.mean"), 1e-9)
+}
