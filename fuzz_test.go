@@ -25,6 +25,7 @@ var fuzzKeys = []string{
 	"gen_ai.response.time_to_first_chunk", "gen_ai.server.time_to_first_token", "gen_ai.server.time_per_output_token",
 	"openinference.span.kind", "langfuse.observation.type", "langfuse.observation.completion_start_time",
 	"gen_ai.request.model", "rid", "llm.request.type", "http.method", "llm.ttft", "llm.slo.interactive.met", "llm.metrics.source",
+	"langfuse.observation.usage_details",
 }
 
 var fuzzNames = []string{"llm_request", " Req 1a2b3c4d", "openai.chat", "chat m", "litellm_request", "ChatCompletion", "GET /", ""}
@@ -32,7 +33,8 @@ var fuzzNames = []string{"llm_request", " Req 1a2b3c4d", "openai.chat", "chat m"
 var fuzzEvents = []string{"gen_ai.content.completion.chunk", "llm.content.completion.chunk", "First Token Stream Event", "exception"}
 
 var fuzzStrings = []string{"chat", "embeddings", "LLM", "generation", "True", "false", "0.25", "NaN", "-1", "1e400", "", "1.5ms",
-	`"2026-01-01T00:00:00.250Z"`, "text_completion", "x"}
+	`"2026-01-01T00:00:00.250Z"`, "text_completion", "x", `{"input": 3, "output": 40}`, `{"output": -1}`, `{"output": "7"}`,
+	`{"output": 1e99}`, `{"output": {}}`, `[1,2]`}
 
 // fuzzReader turns fuzz bytes into choices; it returns zeros when exhausted.
 type fuzzReader struct{ b []byte }

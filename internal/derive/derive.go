@@ -157,9 +157,22 @@ func timingValue(ts []timing, s *scratch, start uint64, f Field, errs *Errors) (
 	return known(x), true
 }
 
-func countValue(slots []int, s *scratch, f Field, errs *Errors) (int64, bool, bool) {
-	v, ok := first(slots, s)
-	if !ok {
+func countValue(slots []countSlot, s *scratch, f Field, errs *Errors) (int64, bool, bool) {
+	var v pcommon.Value
+	found := false
+	for _, cs := range slots {
+		if !s.has[cs.slot] {
+			continue
+		}
+		v, found = s.vals[cs.slot], true
+		if cs.field != "" {
+			if v, found = jsonField(v, cs.field); !found {
+				continue
+			}
+		}
+		break
+	}
+	if !found {
 		return 0, false, false
 	}
 	n, r := parseCount(v)

@@ -200,7 +200,16 @@ func TestPresets(t *testing.T) {
 		{
 			name: "langfuse absolute first-token time",
 			span: newSpan("generation", 0, 1250, map[string]any{"langfuse.observation.type": "generation",
-				"langfuse.observation.completion_start_time": `"2026-01-01T00:00:00.250Z"`}),
+				"langfuse.observation.completion_start_time": `"2026-01-01T00:00:00.250Z"`,
+				"langfuse.observation.usage_details":         `{"input": 120, "output": 41}`}),
+			preset: "langfuse", layer: "client", origin: FromAttributes,
+			ttft: k(0.25), e2e: k(1.25), tpot: k(1.0 / 40), itlMean: missing, itlMax: missing, out: 41,
+		},
+		{
+			name: "langfuse usage without an output count",
+			span: newSpan("generation", 0, 1250, map[string]any{"langfuse.observation.type": "generation",
+				"langfuse.observation.completion_start_time": `"2026-01-01T00:00:00.250Z"`,
+				"langfuse.observation.usage_details":         `{"input": 120}`}),
 			preset: "langfuse", layer: "client", origin: FromAttributes,
 			ttft: k(0.25), e2e: k(1.25), tpot: missing, itlMean: missing, itlMax: missing, errs: "output_tokens:not_emitted",
 		},

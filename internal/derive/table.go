@@ -57,10 +57,11 @@ type compiled struct {
 	index    int
 	any, all []compiledCond
 
-	ttft, e2e, itlMean, queue        []timing
-	output, input, reqN, stream, mdl []int
-	chunk, first                     []int // event slots
-	tokenCount                       string
+	ttft, e2e, itlMean, queue []timing
+	output, input, reqN       []countSlot
+	stream, mdl               []int
+	chunk, first              []int // event slots
+	tokenCount                string
 
 	source [NumOrigins]string // "<name>:<origin>", by Origin
 }
@@ -85,9 +86,9 @@ func NewTable(presets []*preset.Preset, opts Options) *Table {
 		c.e2e = t.timings(p.Map.E2E)
 		c.itlMean = t.timings(p.Map.ITLMean)
 		c.queue = t.timings(p.Map.QueueTime)
-		c.output = t.attrs(p.Map.OutputTokens)
-		c.input = t.attrs(p.Map.InputTokens)
-		c.reqN = t.attrs(p.Map.RequestN)
+		c.output = t.counts(p.Map.OutputTokens)
+		c.input = t.counts(p.Map.InputTokens)
+		c.reqN = t.counts(p.Map.RequestN)
 		c.stream = t.attrs(p.Map.Stream)
 		c.mdl = t.attrs(p.Map.Model)
 		c.chunk = t.events(p.Ev.Chunk)
@@ -117,6 +118,23 @@ func (t *Table) attrs(keys []string) []int {
 	var out []int
 	for _, k := range keys {
 		out = append(out, t.attr(k))
+	}
+	return out
+}
+
+// countSlot is a token-count attribute, or with a field, a number inside a
+// JSON object held by a string attribute ("key#field": Langfuse keeps its
+// usage as `{"input": 120, "output": 40}`).
+type countSlot struct {
+	slot  int
+	field string
+}
+
+func (t *Table) counts(keys []string) []countSlot {
+	var out []countSlot
+	for _, k := range keys {
+		key, field, _ := strings.Cut(k, "#")
+		out = append(out, countSlot{slot: t.attr(key), field: field})
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package derive
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
@@ -125,6 +126,31 @@ func parseCount(v pcommon.Value) (int64, Reason) {
 		return 0, OutOfRange
 	}
 	return n, NoReason
+}
+
+// jsonField reads field from a string attribute holding a JSON object. It
+// returns false when the attribute is not such a string or lacks the field;
+// a field of the wrong kind comes back as a string, for parseCount to
+// reject.
+func jsonField(v pcommon.Value, field string) (pcommon.Value, bool) {
+	if v.Type() != pcommon.ValueTypeStr {
+		return pcommon.Value{}, false
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(v.Str()), &obj) != nil {
+		return pcommon.Value{}, false
+	}
+	raw, ok := obj[field]
+	if !ok {
+		return pcommon.Value{}, false
+	}
+	var num json.Number
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	if dec.Decode(&num) == nil {
+		return pcommon.NewValueStr(num.String()), true
+	}
+	return pcommon.NewValueStr(string(raw)), true
 }
 
 // parseBool reads a stream flag: a bool, or a string such as "True" (LiteLLM).

@@ -1,5 +1,7 @@
 package preset
 
+import "slices"
+
 // Attribute names shared by several producers (see the project README's
 // preset tables for where each comes from).
 var (
@@ -147,6 +149,9 @@ func Builtin() []*Preset {
 			Match: Match{Any: []Cond{{Attribute: "langfuse.observation.type", AttributeValues: []string{"generation"}}}},
 			Map: with(clientMapping, func(m *Mapping) {
 				m.TTFT = []TimingAttr{{Key: "langfuse.observation.completion_start_time", Unit: Timestamp}}
+				// Langfuse serialises usage as a JSON object.
+				m.OutputTokens = append(slices.Clone(outputTokenKeys), "langfuse.observation.usage_details#output")
+				m.InputTokens = append(slices.Clone(inputTokenKeys), "langfuse.observation.usage_details#input")
 			}),
 			Ev: chunkEvents,
 		},

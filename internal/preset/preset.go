@@ -78,6 +78,8 @@ type Mapping struct {
 	ITLMean   []TimingAttr // a producer's own mean inter-chunk gap (OpenLIT)
 	QueueTime []TimingAttr // time waiting in the engine's queue
 
+	// OutputTokens and InputTokens may name "key#field": a number inside a
+	// JSON object held by a string attribute.
 	OutputTokens []string
 	InputTokens  []string
 	// RequestN is the number of sequences sampled for the request (vLLM's
@@ -171,8 +173,10 @@ func (p *Preset) Keys() []string {
 			keys = append(keys, t.Key)
 		}
 	}
-	keys = append(keys, p.Map.OutputTokens...)
-	keys = append(keys, p.Map.InputTokens...)
+	for _, k := range slices.Concat(p.Map.OutputTokens, p.Map.InputTokens) {
+		key, _, _ := strings.Cut(k, "#")
+		keys = append(keys, key)
+	}
 	keys = append(keys, p.Map.RequestN...)
 	keys = append(keys, p.Map.Stream...)
 	keys = append(keys, p.Map.Model...)
