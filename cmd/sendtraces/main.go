@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/otlpio"
 )
 
@@ -116,15 +117,15 @@ func printTable(out io.Writer, batches []ptrace.Traces) {
 	for _, td := range batches {
 		otlpio.Spans(td, func(rs ptrace.ResourceSpans, s ptrace.Span) {
 			a := s.Attributes()
-			svc, _ := rs.Resource().Attributes().Get("service.name")
+			svc := str(rs.Resource().Attributes(), "service.name")
 			src, ok := a.Get("llm.metrics.source")
 			if !ok {
-				fmt.Fprintf(w, "%s\t%s\t(not an LLM request: untouched)\t\t\t\t\t\t\t\n", svc.AsString(), s.Name())
+				fmt.Fprintf(w, "%s\t%s\t(not an LLM request: untouched)\t\t\t\t\t\t\t\n", svc, s.Name())
 				return
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\n", svc.AsString(), s.Name(), src.Str(),
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\n", svc, s.Name(), src.Str(),
 				ms(a, "llm.ttft"), ms(a, "llm.tpot"), ms(a, "llm.itl.mean"), ms(a, "llm.itl.max"), ms(a, "llm.e2e"),
-				str(a, "llm.output_tokens"), verdicts(a), str(a, "llm.metrics.error"))
+				orDash(str(a, "llm.output_tokens")), verdicts(a), orDash(str(a, "llm.metrics.error")))
 		})
 	}
 	_ = w.Flush()
@@ -141,31 +142,35 @@ func ms(a pcommon.Map, key string) string {
 func str(a pcommon.Map, key string) string {
 	v, ok := a.Get(key)
 	if !ok {
-		return "-"
+		return ""
 	}
 	return v.AsString()
 }
 
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
 // verdicts renders "name=met", "name=violated[ttft]", "name=unknown[ttft:unknown]".
 func verdicts(a pcommon.Map) string {
+	keys := contract.NewKeys(contract.DefaultPrefix)
 	var out []string
 	for k, v := range a.All() {
-		name, found := strings.CutPrefix(k, "llm.slo.")
-		if !found {
+		name, isMet, ok := keys.ParseSLOKey(k)
+		if !ok {
 			continue
 		}
-		if n, ok := strings.CutSuffix(name, ".met"); ok {
-			if v.Bool() {
-				out = append(out, n+"=met")
-			} else {
-				viol, _ := a.Get("llm.slo." + n + ".violations")
-				out = append(out, n+"=violated"+viol.AsString())
-			}
-			continue
-		}
-		if n, ok := strings.CutSuffix(name, ".violations"); ok {
-			if _, decided := a.Get("llm.slo." + n + ".met"); !decided {
-				out = append(out, n+"=unknown"+v.AsString())
+		switch {
+		case isMet && v.Bool():
+			out = append(out, name+"=met")
+		case isMet:
+			out = append(out, name+"=violated"+str(a, keys.SLOViolations(name)))
+		default:
+			if _, decided := a.Get(keys.SLOMet(name)); !decided {
+				out = append(out, name+"=unknown"+v.AsString())
 			}
 		}
 	}
