@@ -201,28 +201,30 @@ func (c *llmSLOConnector) scan(attrs pcommon.Map, o *observation, f *spanFields)
 	prefix := k.Prefix
 	for key, v := range attrs.All() {
 		if len(key) > len(prefix) && key[:len(prefix)] == prefix {
-			switch key {
-			case k.Source:
+			// Every key the processor writes is the prefix plus a fixed
+			// suffix: a switch on constants is a few comparisons.
+			switch key[len(prefix):] {
+			case contract.SuffixSource:
 				f.source = true
-			case k.Layer:
-				f.layer = v.Str()
-			case k.Model:
-				f.model = v.Str()
-			case k.TTFT:
+			case contract.SuffixLayer:
+				f.layer = str(v)
+			case contract.SuffixModel:
+				f.model = str(v)
+			case contract.SuffixTTFT:
 				c.value(o, histTTFT, v)
-			case k.TPOT:
+			case contract.SuffixTPOT:
 				c.value(o, histTPOT, v)
-			case k.E2E:
+			case contract.SuffixE2E:
 				c.value(o, histE2E, v)
-			case k.QueueTime:
+			case contract.SuffixQueueTime:
 				c.value(o, histQueue, v)
-			case k.InputTokens:
+			case contract.SuffixInputTokens:
 				c.value(o, histInputTokens, v)
-			case k.OutputTokens:
+			case contract.SuffixOutputTokens:
 				c.value(o, histOutputTokens, v)
-			case k.ITLMax:
+			case contract.SuffixITLMax:
 				f.itlMax = true
-			case k.ITLGaps:
+			case contract.SuffixITLGaps:
 				f.gaps, f.hasGaps = v, true
 			default:
 				if name, isMet, ok := k.ParseSLOKey(key); ok {

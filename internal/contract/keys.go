@@ -11,6 +11,28 @@ import "strings"
 // keys below equals one of theirs.
 const DefaultPrefix = "llm."
 
+// The keys after the prefix. A reader that has matched the prefix can
+// switch on the rest with these constants.
+const (
+	SuffixTTFT            = "ttft"
+	SuffixTPOT            = "tpot"
+	SuffixE2E             = "e2e"
+	SuffixITLMean         = "itl.mean"
+	SuffixITLMax          = "itl.max"
+	SuffixITLGaps         = "itl.gaps"
+	SuffixQueueTime       = "queue_time"
+	SuffixOutputTokens    = "output_tokens"
+	SuffixInputTokens     = "input_tokens"
+	SuffixModel           = "model"
+	SuffixLayer           = "layer"
+	SuffixStream          = "stream"
+	SuffixSource          = "metrics.source"
+	SuffixServerTTFT      = "server.ttft"
+	SuffixServerQueueTime = "server.queue_time"
+	SuffixError           = "metrics.error"
+	SuffixSLO             = "slo."
+)
+
 // Keys are the attribute keys under one prefix. Build them once with NewKeys
 // and share them: the hot path must not concatenate strings.
 type Keys struct {
@@ -40,23 +62,23 @@ type Keys struct {
 func NewKeys(prefix string) Keys {
 	return Keys{
 		Prefix:          prefix,
-		TTFT:            prefix + "ttft",
-		TPOT:            prefix + "tpot",
-		E2E:             prefix + "e2e",
-		ITLMean:         prefix + "itl.mean",
-		ITLMax:          prefix + "itl.max",
-		ITLGaps:         prefix + "itl.gaps",
-		QueueTime:       prefix + "queue_time",
-		OutputTokens:    prefix + "output_tokens",
-		InputTokens:     prefix + "input_tokens",
-		Model:           prefix + "model",
-		Layer:           prefix + "layer",
-		Stream:          prefix + "stream",
-		Source:          prefix + "metrics.source",
-		ServerTTFT:      prefix + "server.ttft",
-		ServerQueueTime: prefix + "server.queue_time",
-		Error:           prefix + "metrics.error",
-		sloPrefix:       prefix + "slo.",
+		TTFT:            prefix + SuffixTTFT,
+		TPOT:            prefix + SuffixTPOT,
+		E2E:             prefix + SuffixE2E,
+		ITLMean:         prefix + SuffixITLMean,
+		ITLMax:          prefix + SuffixITLMax,
+		ITLGaps:         prefix + SuffixITLGaps,
+		QueueTime:       prefix + SuffixQueueTime,
+		OutputTokens:    prefix + SuffixOutputTokens,
+		InputTokens:     prefix + SuffixInputTokens,
+		Model:           prefix + SuffixModel,
+		Layer:           prefix + SuffixLayer,
+		Stream:          prefix + SuffixStream,
+		Source:          prefix + SuffixSource,
+		ServerTTFT:      prefix + SuffixServerTTFT,
+		ServerQueueTime: prefix + SuffixServerQueueTime,
+		Error:           prefix + SuffixError,
+		sloPrefix:       prefix + SuffixSLO,
 	}
 }
 
