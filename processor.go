@@ -61,7 +61,7 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*l
 		return nil, err
 	}
 	p := &llmSLOProcessor{
-		table: derive.NewTable(presets, derive.Options{TokenAwareITL: cfg.TokenAwareITL}),
+		table: derive.NewTable(presets, derive.Options{TokenAwareITL: cfg.TokenAwareITL, MarkerKey: contract.NewKeys(cfg.AttributePrefix).Source}),
 		keys:  contract.NewKeys(cfg.AttributePrefix),
 		model: cfg.Model,
 
@@ -260,7 +260,7 @@ func clearRows[T any](rows []T) []T {
 // write puts the derived values and verdicts on the span.
 func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batchState) {
 	res, k, attrs := &st.res, &p.keys, span.Attributes()
-	if _, again := attrs.Get(k.Source); again {
+	if res.Marked {
 		// An earlier tier processed this span: start from what the producer
 		// wrote, so the result is recomputed, never doubled or stale.
 		attrs.RemoveIf(func(key string, _ pcommon.Value) bool {

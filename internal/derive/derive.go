@@ -118,7 +118,8 @@ func (t *Table) derive(span ptrace.Span, steps *Steps, res *Result) bool {
 		return false
 	}
 	q, g := res.Qualifiers[:0], res.Gaps[:0]
-	*res = Result{Preset: c.p.Name, PresetIndex: c.index, Layer: c.p.Layer, Qualifiers: q, Gaps: g}
+	*res = Result{Preset: c.p.Name, PresetIndex: c.index, Layer: c.p.Layer, Qualifiers: q, Gaps: g,
+		Marked: t.markerSlot >= 0 && s.has[t.markerSlot]}
 	c.derive(t, span, s, steps, res)
 	return true
 }

@@ -84,6 +84,8 @@ type Result struct {
 	Model  string
 	// Failed is true when the span's status is Error.
 	Failed bool
+	// Marked is true when the span carries Options.MarkerKey.
+	Marked bool
 
 	Errors Errors
 }
