@@ -2,15 +2,14 @@ package llmsloconnector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"runtime"
-	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,134 +20,13 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/llmslo/llmslo/internal/aggregate"
 	"github.com/llmslo/llmslo/internal/metadata"
 )
 
-// sumOver adds the points of metric name whose attributes include match.
-func sumOver(md pmetric.Metrics, name string, match map[string]string) (total int64) {
-	forPoints(md, name, func(m pmetric.Metric, attrs pcommon.Map, dp any) {
-		for k, v := range match {
-			if got, ok := attrs.Get(k); !ok || got.AsString() != v {
-				return
-			}
-		}
-		switch p := dp.(type) {
-		case pmetric.NumberDataPoint:
-			total += p.IntValue()
-		case pmetric.ExponentialHistogramDataPoint:
-			total += int64(p.Count())
-		case pmetric.HistogramDataPoint:
-			total += int64(p.Count())
-		}
-	})
-	return total
-}
-
-func forPoints(md pmetric.Metrics, name string, fn func(pmetric.Metric, pcommon.Map, any)) {
-	for _, rm := range md.ResourceMetrics().All() {
-		for _, sm := range rm.ScopeMetrics().All() {
-			for _, m := range sm.Metrics().All() {
-				if m.Name() != name {
-					continue
-				}
-				switch m.Type() {
-				case pmetric.MetricTypeSum:
-					for _, dp := range m.Sum().DataPoints().All() {
-						fn(m, dp.Attributes(), dp)
-					}
-				case pmetric.MetricTypeGauge:
-					for _, dp := range m.Gauge().DataPoints().All() {
-						fn(m, dp.Attributes(), dp)
-					}
-				case pmetric.MetricTypeExponentialHistogram:
-					for _, dp := range m.ExponentialHistogram().DataPoints().All() {
-						fn(m, dp.Attributes(), dp)
-					}
-				case pmetric.MetricTypeHistogram:
-					for _, dp := range m.Histogram().DataPoints().All() {
-						fn(m, dp.Attributes(), dp)
-					}
-				}
-			}
-		}
-	}
-}
-
-// TestGoldenCounts checks the golden input's counts by hand: the verdicts
-// the processor wrote (see its golden files) add up per SLO, and every ITL
-// gap reaches its layer's histogram.
-func TestGoldenCounts(t *testing.T) {
-	cfg, err := loadConfig(t, "golden")
-	require.NoError(t, err)
-	sink := new(consumertest.MetricsSink)
-	c := newTestConnector(t, cfg, sink)
-	require.NoError(t, c.ConsumeTraces(context.Background(), goldenInput(t)))
-	md := c.collect(fixedNow)
-	slo := map[string]string{attrSLOName: "interactive"}
-	// vllm 3 (met, met, ttft), openllmetry 2 (tpot, met), semconv 4 (met,
-	// unknown, e2e, error), v3 1 (met), sglang 1 (itl).
-	assert.Equal(t, int64(11), sumOver(md, metricSLORequests, slo))
-	assert.Equal(t, int64(5), sumOver(md, metricSLOMet, slo))
-	assert.Equal(t, int64(5), sumOver(md, metricSLOViolated, slo))
-	assert.Equal(t, int64(1), sumOver(md, metricSLOUnknown, slo))
-	assert.Equal(t, int64(1), sumOver(md, metricSLOViolations, map[string]string{attrSLOName: "interactive", attrSLOConstraint: "error"}))
-	assert.Equal(t, int64(1), sumOver(md, metricSLOViolations, map[string]string{attrSLOName: "interactive", attrSLOConstraint: "ttft:unknown"}))
-	// Token goodput: 128 + 200 (vllm) + 60 (openllmetry) + 101 (semconv) + 5 (v3).
-	assert.Equal(t, int64(494), sumOver(md, metricSLOTokensMet, slo))
-	// Gaps: openllmetry 4 + v3 2 on the client; sglang's 4 joined steps.
-	assert.Equal(t, int64(6), sumOver(md, histNames[histITL][layerClient], nil))
-	assert.Equal(t, int64(4), sumOver(md, histNames[histITL][layerServer], nil))
-	// Every LLM span has a duration; the non-LLM span of the SGLang trace
-	// and the semconv embeddings span are skipped.
-	assert.Equal(t, int64(3+1), sumOver(md, histNames[histDuration][layerServer], nil))
-	assert.Equal(t, int64(2+4+1), sumOver(md, histNames[histDuration][layerClient], nil))
-}
-
-func TestLoadConfig(t *testing.T) {
-	str := func(s string) *string { return &s }
-	cfg, err := loadConfig(t, "full")
-	require.NoError(t, err)
-	assert.Equal(t, &Config{
-		AttributePrefix:             "llmslo.",
-		Dimensions:                  []Dimension{{Name: "tenant"}, {Name: "deployment.environment.name", Default: str("unknown")}},
-		ResourceDimensions:          []string{"service.name", "k8s.namespace.name"},
-		Histogram:                   HistogramConfig{Exponential: &ExponentialConfig{MaxSize: 1024}},
-		Percentiles:                 []float64{50, 95, 99.9},
-		Window:                      30 * time.Second,
-		AggregationCardinalityLimit: 500,
-		SeriesExpiration:            10 * time.Minute,
-		AggregationTemporality:      "delta",
-		MetricsFlushInterval:        15 * time.Second,
-		TokenAwareITL:               true,
-	}, cfg)
-
-	def, err := loadConfig(t, "")
-	require.NoError(t, err)
-	assert.Equal(t, createDefaultConfig(), def)
-	assert.NoError(t, componenttest.CheckConfigStruct(def))
-
-	_, err = loadConfig(t, "invalid")
-	for _, msg := range []string{
-		"dimensions[0].name: must not be empty",
-		"histogram: set exponential or explicit, not both",
-		"histogram.exponential.max_size: 1 must be between 2 and 16384",
-		`histogram.explicit.buckets: unknown kind "latency": allowed values are [ttft tpot itl duration tokens]`,
-		"histogram.explicit.buckets.ttft: must be a non-empty, strictly increasing list",
-		"percentiles: 0 must be between 0 and 100 (exclusive)",
-		"percentiles: 100 must be between 0 and 100 (exclusive)",
-		"window: 0s must be a positive duration such as 1m",
-		"aggregation_cardinality_limit: -1 must be 0 (no limit) or positive",
-		`aggregation_temporality: "sometimes": allowed values are "cumulative", "delta"`,
-		"metrics_flush_interval: 0s must be a positive duration such as 5s",
-	} {
-		assert.ErrorContains(t, err, msg)
-	}
-}
-
 // llmSpan appends a processed client span with the given values.
-func llmSpan(spans ptrace.SpanSlice, model string, ttft, tpot, e2e float64, met bool) {
+func llmSpan(spans ptrace.SpanSlice, model string, ttft, tpot, e2e float64, met bool) ptrace.Span {
 	s := spans.AppendEmpty()
 	s.SetName("chat " + model)
 	s.SetStartTimestamp(1_767_225_600_000_000_000)
@@ -166,237 +44,388 @@ func llmSpan(spans ptrace.SpanSlice, model string, ttft, tpot, e2e float64, met 
 	if !met {
 		a.PutEmptySlice("llm.slo.interactive.violations").AppendEmpty().SetStr("ttft")
 	}
+	return s
 }
 
-// TestAccuracy: 100,000 requests from heavy-tailed distributions. Counts and
-// the goodput ratio are exact; the windowed percentiles are within 1% of
-// numpy's linear percentile of the same values; the exponential histogram is
-// within its bucket resolution at the default size and within 1% at
-// max_size 1024.
-func TestAccuracy(t *testing.T) {
-	const n = 100_000
-	rng := rand.New(rand.NewPCG(1, 2))
-	ttfts, tpots := make([]float64, n), make([]float64, n)
+// batch returns traces of n spans made by fill.
+func batch(n int, fill func(spans ptrace.SpanSlice, i int)) ptrace.Traces {
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	spans.EnsureCapacity(n)
 	for i := range n {
-		// TTFT: lognormal around 160 ms with a Pareto tail on 5%; TPOT:
-		// lognormal around 7 ms.
-		ttfts[i] = 0.16 * math.Exp(0.6*rng.NormFloat64())
-		if rng.Float64() < 0.05 {
-			ttfts[i] *= math.Pow(1-rng.Float64(), -1/1.5)
-		}
-		tpots[i] = 0.007 * math.Exp(0.3*rng.NormFloat64())
+		fill(spans, i)
 	}
-	for _, maxSize := range []int32{160, 1024} {
-		t.Run(fmt.Sprintf("max_size=%d", maxSize), func(t *testing.T) {
-			cfg := createDefaultConfig().(*Config)
-			cfg.CollectorInstanceID = false
-			cfg.Histogram.Exponential = &ExponentialConfig{MaxSize: maxSize}
-			sink := new(consumertest.MetricsSink)
-			c := newTestConnector(t, cfg, sink)
-			met := 0
-			for start := 0; start < n; start += 1000 {
-				td := ptrace.NewTraces()
-				spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
-				for i := start; i < start+1000; i++ {
-					ok := ttfts[i] <= 0.5
-					if ok {
-						met++
-					}
-					llmSpan(spans, "llama", ttfts[i], tpots[i], ttfts[i]+99*tpots[i], ok)
-				}
-				require.NoError(t, c.ConsumeTraces(context.Background(), td))
+	return td
+}
+
+func TestLifecycle(t *testing.T) {
+	f := NewFactory()
+	assert.Equal(t, metadata.Type, f.Type())
+	assert.Equal(t, metadata.TracesToMetricsStability, f.TracesToMetricsStability())
+	cfg := caseConfig(t, "exponential")
+	sink := new(consumertest.MetricsSink)
+	set := connectortest.NewNopSettings(metadata.Type)
+
+	conn, err := f.CreateTracesToMetrics(context.Background(), set, cfg, sink)
+	require.NoError(t, err)
+	assert.Equal(t, consumer.Capabilities{MutatesData: false}, conn.Capabilities())
+	require.NoError(t, conn.Shutdown(context.Background()), "shutdown without start")
+
+	conn, err = f.CreateTracesToMetrics(context.Background(), set, cfg, sink)
+	require.NoError(t, err)
+	require.NoError(t, conn.Start(context.Background(), componenttest.NewNopHost()))
+	in := readInput(t)
+	in.MarkReadOnly() // MutatesData false: the connector must not write to it
+	require.NoError(t, conn.ConsumeTraces(context.Background(), in))
+	require.NoError(t, conn.Shutdown(context.Background()))
+	require.Len(t, sink.AllMetrics(), 1, "pending data is flushed on shutdown")
+	assert.Equal(t, int64(6), sumOver(sink.AllMetrics()[0], metricSLORequests, map[string]string{attrSLOName: "interactive"}))
+	require.NoError(t, conn.Shutdown(context.Background()), "second shutdown")
+}
+
+// TestShutdownHonoursContext: a cancelled context ends Shutdown without
+// waiting for a flush that is stuck downstream.
+func TestShutdownHonoursContext(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	ticks := make(chan time.Time)
+	next, err := consumer.NewMetrics(func(context.Context, pmetric.Metrics) error {
+		<-block
+		return nil
+	})
+	require.NoError(t, err)
+	c := newTestConnector(t, caseConfig(t, "delta"), next, withTicker(ticks))
+	require.NoError(t, c.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, c.ConsumeTraces(context.Background(), readInput(t)))
+	ticks <- fixedNow // the flush loop is now stuck downstream
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	assert.ErrorIs(t, c.Shutdown(ctx), context.DeadlineExceeded)
+}
+
+// TestFlushOnTicker: each tick emits the metrics; nothing is emitted
+// between ticks; an error downstream does not stop the loop.
+func TestFlushOnTicker(t *testing.T) {
+	ticks := make(chan time.Time)
+	var mu sync.Mutex
+	var got []pmetric.Metrics
+	calls := 0
+	next, err := consumer.NewMetrics(func(_ context.Context, md pmetric.Metrics) error {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		got = append(got, md)
+		if calls == 1 {
+			return errors.New("exporter down")
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	c := newTestConnector(t, caseConfig(t, "exponential"), next, withTicker(ticks))
+	require.NoError(t, c.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, c.ConsumeTraces(context.Background(), readInput(t)))
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
+	assert.Equal(t, 0, count())
+	ticks <- fixedNow
+	require.Eventually(t, func() bool { return count() == 1 }, 5*time.Second, time.Millisecond)
+	ticks <- fixedNow
+	require.Eventually(t, func() bool { return count() == 2 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, c.Shutdown(context.Background()))
+	assert.Equal(t, 3, count(), "one more on shutdown")
+	mu.Lock()
+	defer mu.Unlock()
+	// Cumulative: every flush carries the same totals.
+	for _, md := range got {
+		assert.Equal(t, int64(6), sumOver(md, metricSLORequests, map[string]string{attrSLOName: "interactive"}))
+	}
+}
+
+// TestRealTicker: with the default ticker, metrics_flush_interval drives
+// the flushes (a 30-second demo sees several at the default 5 s).
+func TestRealTicker(t *testing.T) {
+	cfg := caseConfig(t, "exponential")
+	cfg.MetricsFlushInterval = 10 * time.Millisecond
+	sink := new(consumertest.MetricsSink)
+	c := newTestConnector(t, cfg, sink)
+	require.NoError(t, c.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, c.ConsumeTraces(context.Background(), readInput(t)))
+	require.Eventually(t, func() bool { return len(sink.AllMetrics()) >= 2 }, 5*time.Second, 5*time.Millisecond)
+	require.NoError(t, c.Shutdown(context.Background()))
+}
+
+// TestTemporality: cumulative points keep the series' start time and
+// accumulate; delta points start at the previous flush and hold only what
+// arrived since.
+func TestTemporality(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		delta       bool
+		wantSecond  int64
+		wantTTFTCnt uint64
+	}{
+		{"cumulative", false, 12, 4},
+		{"delta", true, 6, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := caseConfig(t, "exponential")
+			if tc.delta {
+				cfg.AggregationTemporality = temporalityDelta
 			}
-			md := c.collect(fixedNow)
-			slo := map[string]string{attrSLOName: "interactive"}
-			require.Equal(t, int64(n), sumOver(md, metricSLORequests, slo))
-			require.Equal(t, int64(met), sumOver(md, metricSLOMet, slo))
-			forPoints(md, metricSLOGoodput, func(_ pmetric.Metric, _ pcommon.Map, dp any) {
-				assert.Equal(t, float64(met)/n, dp.(pmetric.NumberDataPoint).DoubleValue(), "goodput ratio is exact")
+			now := fixedNow
+			c := newTestConnector(t, cfg, consumertest.NewNop(), withClock(func() time.Time { return now }))
+			t0 := pcommon.NewTimestampFromTime(fixedNow)
+			require.NoError(t, c.ConsumeTraces(context.Background(), readInput(t)))
+			now = fixedNow.Add(5 * time.Second)
+			first := c.collect(now)
+			t1 := pcommon.NewTimestampFromTime(now)
+			now = fixedNow.Add(7 * time.Second)
+			require.NoError(t, c.ConsumeTraces(context.Background(), readInput(t)))
+			now = fixedNow.Add(10 * time.Second)
+			second := c.collect(now)
+			t2 := pcommon.NewTimestampFromTime(now)
+
+			slo := map[string]string{attrSLOName: "interactive", "llm.layer": "server"}
+			p1 := point(t, first, metricSLORequests, slo).(pmetric.NumberDataPoint)
+			p2 := point(t, second, metricSLORequests, slo).(pmetric.NumberDataPoint)
+			assert.Equal(t, t0, p1.StartTimestamp())
+			assert.Equal(t, t1, p1.Timestamp())
+			assert.Equal(t, t2, p2.Timestamp())
+			assert.Equal(t, int64(2), p1.IntValue())
+			assert.Equal(t, tc.wantSecond/3, p2.IntValue())
+			assert.Equal(t, tc.wantSecond, sumOver(second, metricSLORequests, map[string]string{attrSLOName: "interactive"}))
+			h := point(t, second, histNames[histTTFT][layerServer], nil).(pmetric.ExponentialHistogramDataPoint)
+			assert.Equal(t, tc.wantTTFTCnt, h.Count())
+			wantTemporality := pmetric.AggregationTemporalityCumulative
+			if tc.delta {
+				// Delta: the second interval starts where the first ended.
+				assert.Equal(t, t1, p2.StartTimestamp())
+				assert.Equal(t, t1, h.StartTimestamp())
+				wantTemporality = pmetric.AggregationTemporalityDelta
+			} else {
+				assert.Equal(t, t0, p2.StartTimestamp(), "stable start per series")
+				assert.Equal(t, t0, h.StartTimestamp())
+			}
+			forPoints(second, metricSLORequests, func(m pmetric.Metric, _ pcommon.Map, _ any) {
+				assert.Equal(t, wantTemporality, m.Sum().AggregationTemporality())
+				assert.True(t, m.Sum().IsMonotonic())
 			})
-
-			for _, x := range []struct {
-				window string
-				values []float64
-			}{{"llm.ttft.window", ttfts}, {"llm.tpot.window", tpots}} {
-				sorted := slices.Sorted(slices.Values(x.values))
-				forPoints(md, x.window, func(_ pmetric.Metric, attrs pcommon.Map, dp any) {
-					q, _ := attrs.Get(attrQuantile)
-					var p float64
-					_, _ = fmt.Sscan(q.Str(), &p)
-					exact := aggregate.Percentile(sorted, p*100)
-					got := dp.(pmetric.NumberDataPoint).DoubleValue()
-					rel := math.Abs(got-exact) / exact
-					t.Logf("%s p%v: exact %.6f window %.6f rel.err %.4f%%", x.window, p*100, exact, got, 100*rel)
-					assert.Less(t, rel, 0.01)
-				})
-			}
-
-			// The exponential histogram, read as Prometheus'
-			// histogram_quantile reads a native histogram.
-			h := c.shards[0].series
-			for i := range c.shards {
-				if len(c.shards[i].series) > 0 {
-					h = c.shards[i].series
-				}
-			}
-			for _, s := range h {
-				e := s.hists[histTTFT].(*aggregate.Exponential)
-				sorted := slices.Sorted(slices.Values(ttfts))
-				scale := e.Scale()
-				resolution := math.Pow(2, math.Pow(2, -float64(scale))) - 1
-				for _, p := range []float64{50, 90, 99} {
-					exact := aggregate.Percentile(sorted, p)
-					got := e.Quantile(p / 100)
-					rel := math.Abs(got-exact) / exact
-					t.Logf("exponential ttft p%v at scale %d (bucket width %.2f%%): exact %.6f histogram %.6f rel.err %.3f%%", p, scale, 100*resolution, exact, got, 100*rel)
-					assert.Less(t, rel, resolution, "within one bucket")
-					if maxSize >= 1024 {
-						assert.Less(t, rel, 0.01)
-					}
-				}
-			}
+			forPoints(second, histNames[histTTFT][layerServer], func(m pmetric.Metric, _ pcommon.Map, _ any) {
+				assert.Equal(t, wantTemporality, m.ExponentialHistogram().AggregationTemporality())
+			})
 		})
 	}
 }
 
-// TestCardinality: 100,000 distinct model names keep the series at the
-// limit, one overflow series takes the rest, and memory stays flat.
-func TestCardinality(t *testing.T) {
-	cfg := createDefaultConfig().(*Config)
-	cfg.AggregationCardinalityLimit = 1000
-	c := newTestConnector(t, cfg, new(consumertest.MetricsSink))
-	heap := func() uint64 {
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return m.HeapAlloc
-	}
-	send := func(from, to int) {
-		for start := from; start < to; start += 1000 {
-			td := ptrace.NewTraces()
-			spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
-			for i := start; i < start+1000; i++ {
-				llmSpan(spans, fmt.Sprintf("model-%d", i), 0.1, 0.01, 1, true)
-			}
-			require.NoError(t, c.ConsumeTraces(context.Background(), td))
-		}
-	}
-	send(0, 20_000)
-	base := heap()
-	send(20_000, 100_000)
-	grown := heap()
-	assert.Equal(t, int64(999), c.count[layerClient].Load(), "limit minus the overflow series")
-	md := c.collect(fixedNow)
-	assert.Equal(t, int64(100_000), sumOver(md, metricSLORequests, nil), "every request counted")
-	assert.Equal(t, int64(99_001), sumOver(md, metricSLORequests, map[string]string{attrOverflow: "true"}))
-	series := map[string]bool{}
-	forPoints(md, metricSLORequests, func(_ pmetric.Metric, attrs pcommon.Map, _ any) {
-		series[fmt.Sprint(attrs.AsRaw())] = true
+// TestDeltaNewSeriesStartsAtPreviousFlush: a series first seen between two
+// flushes gets the previous flush as its start, and an idle delta series
+// emits no zero points.
+func TestDeltaNewSeriesStartsAtPreviousFlush(t *testing.T) {
+	cfg := caseConfig(t, "delta")
+	now := fixedNow
+	c := newTestConnector(t, cfg, consumertest.NewNop(), withClock(func() time.Time { return now }))
+	now = fixedNow.Add(5 * time.Second)
+	flushed := pcommon.NewTimestampFromTime(now)
+	assert.Zero(t, c.collect(now).DataPointCount())
+	now = fixedNow.Add(7 * time.Second)
+	require.NoError(t, c.ConsumeTraces(context.Background(), batch(1, func(s ptrace.SpanSlice, _ int) { llmSpan(s, "m", 0.1, 0.01, 1, true) })))
+	now = fixedNow.Add(10 * time.Second)
+	md := c.collect(now)
+	p := point(t, md, metricSLORequests, nil).(pmetric.NumberDataPoint)
+	assert.Equal(t, flushed, p.StartTimestamp())
+	now = fixedNow.Add(15 * time.Second)
+	md = c.collect(now)
+	assert.Zero(t, sumOver(md, metricSLORequests, nil), "no new requests: no counter point")
+	forPoints(md, histNames[histTTFT][layerClient], func(pmetric.Metric, pcommon.Map, any) {
+		t.Error("an empty delta histogram is not emitted")
 	})
-	assert.Len(t, series, 1000)
-	t.Logf("heap after 20k names: %d KiB, after 100k: %d KiB", base>>10, grown>>10)
-	assert.Less(t, float64(grown), float64(base)*1.2+2<<20)
 }
 
-// TestKeepsNoInputReferences: clearing the batch after ConsumeTraces does
-// not change what is emitted.
+// TestSeriesExpiration: a series idle longer than series_expiration is
+// dropped, and its slot under the cardinality limit is freed.
+func TestSeriesExpiration(t *testing.T) {
+	cfg := caseConfig(t, "exponential")
+	cfg.AggregationCardinalityLimit = 2
+	now := fixedNow
+	c := newTestConnector(t, cfg, consumertest.NewNop(), withClock(func() time.Time { return now }))
+	require.NoError(t, c.ConsumeTraces(context.Background(), batch(1, func(s ptrace.SpanSlice, _ int) { llmSpan(s, "old", 0.1, 0.01, 1, true) })))
+	now = now.Add(4 * time.Minute)
+	assert.Equal(t, int64(1), sumOver(c.collect(now), metricSLORequests, map[string]string{attrRequestModel: "old"}))
+	now = now.Add(2 * time.Minute) // 6 min idle > 5 min
+	assert.Zero(t, c.collect(now).DataPointCount())
+	assert.Equal(t, int64(0), c.count[layerClient].Load())
+	require.NoError(t, c.ConsumeTraces(context.Background(), batch(1, func(s ptrace.SpanSlice, _ int) { llmSpan(s, "new", 0.1, 0.01, 1, true) })))
+	md := c.collect(now)
+	assert.Equal(t, int64(1), sumOver(md, metricSLORequests, map[string]string{attrRequestModel: "new"}), "the freed slot is reused")
+	assert.Zero(t, sumOver(md, metricSLORequests, map[string]string{attrOverflow: "true"}))
+}
+
+// TestKeepsNoInputReferences: after ConsumeTraces returns, the connector
+// holds nothing of the batch: overwriting and clearing every string, map
+// and event of it leaves the emitted metrics unchanged.
 func TestKeepsNoInputReferences(t *testing.T) {
-	cfg, err := loadConfig(t, "golden")
-	require.NoError(t, err)
-	c1 := newTestConnector(t, cfg, new(consumertest.MetricsSink))
-	c2 := newTestConnector(t, cfg, new(consumertest.MetricsSink))
-	in := goldenInput(t)
-	require.NoError(t, c1.ConsumeTraces(context.Background(), in))
-	in2 := goldenInput(t)
-	require.NoError(t, c2.ConsumeTraces(context.Background(), in2))
-	// Scribble over every string and map of the second batch.
-	for _, rs := range in2.ResourceSpans().All() {
-		rs.Resource().Attributes().Range(func(_ string, v pcommon.Value) bool { v.SetStr("scribbled"); return true })
+	c := newTestConnector(t, caseConfig(t, "exponential"), consumertest.NewNop())
+	in := readInput(t)
+	require.NoError(t, c.ConsumeTraces(context.Background(), in))
+	before := c.collect(fixedNow)
+
+	scribble := func(m pcommon.Map) {
+		for _, v := range m.All() {
+			switch v.Type() {
+			case pcommon.ValueTypeStr:
+				// Overwrite in place as well as replace: a retained string
+				// header would still see the old bytes, a retained Value
+				// would see the new ones.
+				v.SetStr("scribbled")
+			case pcommon.ValueTypeSlice:
+				for _, e := range v.Slice().All() {
+					e.SetStr("scribbled")
+				}
+			default:
+				v.SetDouble(-1)
+			}
+		}
+		m.Clear()
+	}
+	for _, rs := range in.ResourceSpans().All() {
+		scribble(rs.Resource().Attributes())
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, s := range ss.Spans().All() {
-				s.Attributes().Range(func(_ string, v pcommon.Value) bool { v.SetStr("scribbled"); return true })
-				s.Attributes().Clear()
+				scribble(s.Attributes())
+				s.Events().RemoveIf(func(ptrace.SpanEvent) bool { return true })
+				s.SetStartTimestamp(0)
 			}
+			ss.Spans().RemoveIf(func(ptrace.Span) bool { return true })
 		}
 	}
-	require.NoError(t, pmetrictest.CompareMetrics(c1.collect(fixedNow), c2.collect(fixedNow),
-		pmetrictest.IgnoreMetricsOrder(), pmetrictest.IgnoreMetricDataPointsOrder(), pmetrictest.IgnoreResourceMetricsOrder()))
+	in.ResourceSpans().RemoveIf(func(ptrace.ResourceSpans) bool { return true })
+	after := c.collect(fixedNow)
+	require.NoError(t, pmetrictest.CompareMetrics(before, after, compareOptions...))
+	assert.Equal(t, before.DataPointCount(), after.DataPointCount())
 }
 
-// TestConcurrent consumes from many goroutines while flushing.
-func TestConcurrent(t *testing.T) {
-	cfg, err := loadConfig(t, "golden")
-	require.NoError(t, err)
-	sink := new(consumertest.MetricsSink)
-	c := newTestConnector(t, cfg, sink)
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range 50 {
-				td := ptrace.NewTraces()
-				spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
-				for j := range 20 {
-					llmSpan(spans, fmt.Sprintf("m%d", (g+i+j)%7), 0.1, 0.01, 1, j%2 == 0)
-				}
-				require.NoError(t, c.ConsumeTraces(context.Background(), td))
-			}
-		}()
-	}
-	for range 20 {
-		c.flush(context.Background())
-	}
-	wg.Wait()
-	md := c.collect(fixedNow)
-	assert.Equal(t, int64(8*50*20), sumOver(md, metricSLORequests, nil))
-	assert.Equal(t, int64(8*50*10), sumOver(md, metricSLOMet, nil))
-}
-
-func TestLifecycle(t *testing.T) {
-	cfg, err := loadConfig(t, "golden")
-	require.NoError(t, err)
-	sink := new(consumertest.MetricsSink)
-	conn, err := NewFactory().CreateTracesToMetrics(context.Background(), connectortest.NewNopSettings(metadata.Type), cfg, sink)
-	require.NoError(t, err)
-	assert.Equal(t, consumer.Capabilities{MutatesData: false}, conn.Capabilities())
-	require.NoError(t, conn.Shutdown(context.Background()), "shutdown without start")
-	conn, err = NewFactory().CreateTracesToMetrics(context.Background(), connectortest.NewNopSettings(metadata.Type), cfg, sink)
-	require.NoError(t, err)
-	require.NoError(t, conn.Start(context.Background(), componenttest.NewNopHost()))
-	require.NoError(t, conn.ConsumeTraces(context.Background(), goldenInput(t)))
-	require.NoError(t, conn.Shutdown(context.Background()))
-	require.Len(t, sink.AllMetrics(), 1, "pending data is flushed on shutdown")
-	assert.Equal(t, int64(11), sumOver(sink.AllMetrics()[0], metricSLORequests, map[string]string{attrSLOName: "interactive"}))
-}
-
-// TestSkipsForeignSpans: spans without processor attributes are counted
-// and ignored; bad values never reach a histogram.
+// TestSkipsForeignSpans: spans without the processor's attributes, or with
+// an unknown layer, are counted in the connector's telemetry and ignored;
+// negative, non-finite and wrongly typed values never reach a histogram and
+// are counted too.
 func TestSkipsForeignSpans(t *testing.T) {
-	cfg, err := loadConfig(t, "golden")
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	c, err := newConnector(tel.NewTelemetrySettings(), caseConfig(t, "delta"), consumertest.NewNop(), withClock(func() time.Time { return fixedNow }))
 	require.NoError(t, err)
-	c := newTestConnector(t, cfg, new(consumertest.MetricsSink))
-	td := ptrace.NewTraces()
-	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
-	spans.AppendEmpty().SetName("GET /")
-	llmSpan(spans, "m", math.NaN(), -1, math.Inf(1), true)
+	td := batch(4, func(spans ptrace.SpanSlice, i int) {
+		switch i {
+		case 0:
+			spans.AppendEmpty().SetName("GET /")
+		case 1:
+			s := llmSpan(spans, "m", 0.1, 0.01, 1, true)
+			s.Attributes().PutStr("llm.layer", "edge") // not a layer
+		case 2:
+			llmSpan(spans, "m", math.NaN(), -1, math.Inf(1), true)
+		case 3:
+			s := llmSpan(spans, "m", 0.1, 0.01, 1, true)
+			s.Attributes().PutStr("llm.ttft", "fast")
+			s.Attributes().PutDouble("llm.queue_time", -0.5)
+		}
+	})
 	require.NoError(t, c.ConsumeTraces(context.Background(), td))
 	md := c.collect(fixedNow)
+	assert.Equal(t, int64(2), sumOver(md, metricSLORequests, nil), "two LLM spans")
 	assert.Zero(t, sumOver(md, histNames[histTTFT][layerClient], nil))
-	assert.Zero(t, sumOver(md, histNames[histTPOT][layerClient], nil))
-	assert.Zero(t, sumOver(md, histNames[histE2E][layerClient], nil))
-	assert.Equal(t, int64(1), sumOver(md, metricSLORequests, nil))
+	assert.Equal(t, int64(1), sumOver(md, histNames[histTPOT][layerClient], nil))
+	assert.Equal(t, int64(1), sumOver(md, histNames[histE2E][layerClient], nil))
+	assert.Zero(t, sumOver(md, histNames[histQueue][layerClient], nil))
+
+	counter := func(name string) int64 {
+		m, err := tel.GetMetric(name)
+		require.NoError(t, err, name)
+		return m.Data.(metricdata.Sum[int64]).DataPoints[0].Value
+	}
+	assert.Equal(t, int64(2), counter("otelcol_connector_llm_slo_spans_skipped"))
+	assert.Equal(t, int64(5), counter("otelcol_connector_llm_slo_values_rejected"), "NaN, -1, +Inf, a string, -0.5")
 }
 
-// TestFlushOnTicker: the flush interval drives emission.
-func TestFlushOnTicker(t *testing.T) {
-	cfg, err := loadConfig(t, "golden")
-	require.NoError(t, err)
-	cfg.MetricsFlushInterval = 20 * time.Millisecond
-	sink := new(consumertest.MetricsSink)
-	c := newTestConnector(t, cfg, sink)
+// TestInstanceID: on by default, a random UUID per connector instance on
+// every point; off, absent.
+func TestInstanceID(t *testing.T) {
+	set := connectortest.NewNopSettings(metadata.Type).TelemetrySettings
+	ids := map[string]bool{}
+	for range 2 {
+		c, err := newConnector(set, createDefaultConfig().(*Config), consumertest.NewNop())
+		require.NoError(t, err)
+		require.NoError(t, c.ConsumeTraces(context.Background(), readInput(t)))
+		forPoints(c.collect(time.Now()), metricSLORequests, func(_ pmetric.Metric, attrs pcommon.Map, _ any) {
+			v, ok := attrs.Get(attrCollectorInstance)
+			require.True(t, ok)
+			_, err := uuid.Parse(v.Str())
+			require.NoError(t, err)
+			ids[v.Str()] = true
+		})
+	}
+	assert.Len(t, ids, 2, "one id per instance")
+
+	c := newTestConnector(t, caseConfig(t, "delta"), consumertest.NewNop())
+	require.NoError(t, c.ConsumeTraces(context.Background(), readInput(t)))
+	forPoints(c.collect(fixedNow), metricSLORequests, func(_ pmetric.Metric, attrs pcommon.Map, _ any) {
+		_, ok := attrs.Get(attrCollectorInstance)
+		assert.False(t, ok)
+	})
+}
+
+// TestConcurrent consumes from many goroutines while flushes run; -race
+// checks the locking, the totals check that nothing is lost.
+func TestConcurrent(t *testing.T) {
+	cfg := caseConfig(t, "exponential")
+	cfg.AggregationCardinalityLimit = 5 // some goroutines hit the overflow series
+	ticks := make(chan time.Time)
+	c := newTestConnector(t, cfg, consumertest.NewNop(), withTicker(ticks))
 	require.NoError(t, c.Start(context.Background(), componenttest.NewNopHost()))
-	require.NoError(t, c.ConsumeTraces(context.Background(), goldenInput(t)))
-	require.Eventually(t, func() bool { return len(sink.AllMetrics()) >= 2 }, 5*time.Second, 10*time.Millisecond)
+	const goroutines, batches, spans = 8, 40, 25
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range batches {
+				td := batch(spans, func(s ptrace.SpanSlice, j int) {
+					llmSpan(s, fmt.Sprintf("m%d", (g+i+j)%9), 0.1+float64(j)/100, 0.01, 1, j%2 == 0)
+				})
+				assert.NoError(t, c.ConsumeTraces(context.Background(), td))
+			}
+		})
+	}
+	for range 20 {
+		ticks <- time.Now()
+	}
+	wg.Wait()
 	require.NoError(t, c.Shutdown(context.Background()))
+	md := c.collect(fixedNow)
+	assert.Equal(t, int64(goroutines*batches*spans), sumOver(md, metricSLORequests, nil))
+	assert.Equal(t, int64(goroutines*batches*13), sumOver(md, metricSLOMet, nil))
+	assert.Equal(t, int64(goroutines*batches*spans), sumOver(md, histNames[histTTFT][layerClient], nil))
+}
+
+// TestSteadyStateAllocations: once its series exists, a span costs no
+// allocation (the key is built in pooled scratch and looked up with
+// m[string(buf)]).
+func TestSteadyStateAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	c := newTestConnector(t, caseConfig(t, "exponential"), consumertest.NewNop())
+	in := readInput(t)
+	require.NoError(t, c.ConsumeTraces(context.Background(), in))
+	td := batch(1000, func(s ptrace.SpanSlice, i int) {
+		sp := llmSpan(s, fmt.Sprintf("m%d", i%4), 0.1+float64(i%10)/100, 0.01, 1, i%3 != 0)
+		ev := sp.Events()
+		for k := range 5 {
+			ev.AppendEmpty().SetTimestamp(sp.StartTimestamp() + pcommon.Timestamp(100_000_000+k*20_000_000))
+			ev.At(k).SetName("gen_ai.content.completion.chunk")
+		}
+		sp.Attributes().PutDouble("llm.itl.max", 0.02)
+	})
+	require.NoError(t, c.ConsumeTraces(context.Background(), td)) // creates the series
+	allocs := testing.AllocsPerRun(20, func() {
+		_ = c.ConsumeTraces(context.Background(), td)
+		_ = c.ConsumeTraces(context.Background(), in)
+	})
+	t.Logf("%.1f allocations per 1,007 spans", allocs)
+	assert.LessOrEqual(t, allocs, 2.0)
 }

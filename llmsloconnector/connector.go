@@ -31,6 +31,21 @@ const numShards = 16
 // the 1% the project promises.
 const sketchAlpha = 0.005
 
+// llmSLOConnector aggregates the llm_slo processor's span attributes into
+// series, one per dimension set and layer, and emits them on a ticker.
+//
+// Concurrency: series live in numShards maps, each behind its own mutex,
+// chosen by a hash of the series key; ConsumeTraces locks one shard per
+// span, never a global lock, so concurrent batches contend only when their
+// spans hash to the same shard. A flush locks the shards one at a time
+// (flushMu keeps flushes from overlapping) and sends the metrics after
+// releasing them. The overflow series have their own mutex, taken only past
+// the cardinality limit.
+//
+// Memory: nothing of an incoming batch is kept. Strings that outlive a call
+// (dimension values, SLO names, constraint names) are copied when a series
+// or counter is created; a span whose series exists allocates nothing (the
+// key is built in pooled scratch and looked up with m[string(buf)]).
 type llmSLOConnector struct {
 	cfg    *Config
 	keys   contract.Keys
@@ -46,17 +61,50 @@ type llmSLOConnector struct {
 	instance string
 	seed     maphash.Seed
 
-	shards    [numShards]shard
-	count     [numLayers]atomic.Int64 // live series per layer, overflow excluded
-	overflow  [numLayers]*series      // guarded by overflowMu
-	overMu    sync.Mutex
-	lastFlush pcommon.Timestamp // delta start; guarded by flushMu
-	flushMu   sync.Mutex
+	shards   [numShards]shard
+	count    [numLayers]atomic.Int64 // live series per layer, overflow excluded
+	overflow [numLayers]*series      // guarded by overMu
+	overMu   sync.Mutex
+	// lastFlush is the time of the previous flush (unix ns): the start of
+	// a new series' first delta point.
+	lastFlush atomic.Int64
+	flushMu   sync.Mutex        // one flush at a time
+	merged    *aggregate.Sketch // flush scratch; guarded by flushMu
 
 	scratch sync.Pool // of *scratch
 
-	stop chan struct{}
-	done chan struct{}
+	// ticker returns the flush tick channel and its stop function; tests
+	// replace it to drive flushes by hand.
+	ticker func(time.Duration) (<-chan time.Time, func())
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+// option is a test seam: the clock and the flush ticker.
+type option func(*llmSLOConnector)
+
+// withClock replaces time.Now.
+func withClock(now func() time.Time) option {
+	return func(c *llmSLOConnector) { c.now = now }
+}
+
+// withTicker makes the flush loop read ticks from ch instead of a
+// time.Ticker of metrics_flush_interval.
+func withTicker(ch <-chan time.Time) option {
+	return func(c *llmSLOConnector) {
+		c.ticker = func(time.Duration) (<-chan time.Time, func()) { return ch, func() {} }
+	}
+}
+
+// withInstanceID fixes collector.instance.id (when it is on), so golden
+// files are stable.
+func withInstanceID(id string) option {
+	return func(c *llmSLOConnector) { c.instance = id }
+}
+
+func realTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
 }
 
 type shard struct {
@@ -64,22 +112,31 @@ type shard struct {
 	series map[string]*series
 }
 
+// scratch is the per-call working memory of ConsumeTraces, pooled so that
+// a span whose series exists allocates nothing.
 type scratch struct {
 	key    []byte
 	obs    observation
 	dims   []dimValue
 	fields spanFields
+	// Telemetry counts of one batch, added once per ConsumeTraces.
+	rejected, overflowed int64
 }
 
 type dimValue struct{ name, value string }
 
-func newConnector(set component.TelemetrySettings, cfg *Config, next consumer.Metrics) (*llmSLOConnector, error) {
+func newConnector(set component.TelemetrySettings, cfg *Config, next consumer.Metrics, opts ...option) (*llmSLOConnector, error) {
 	c := &llmSLOConnector{
 		cfg: cfg, keys: contract.NewKeys(cfg.AttributePrefix), next: next, logger: set.Logger, now: time.Now,
-		maxSize: 160, sketch: aggregate.NewSketchConfig(sketchAlpha),
+		maxSize: defaultMaxSize, sketch: aggregate.NewSketchConfig(sketchAlpha),
 		events: derive.NewEventReader(preset.DefaultEvents()), seed: maphash.MakeSeed(),
+		ticker: realTicker,
 	}
-	if e := cfg.Histogram.Exponential; e != nil {
+	for _, o := range opts {
+		o(c)
+	}
+	c.merged = c.sketch.New()
+	if e := cfg.Histogram.Exponential; e != nil && e.MaxSize != 0 {
 		c.maxSize = e.MaxSize
 	}
 	if x := cfg.Histogram.Explicit; x != nil {
@@ -93,7 +150,9 @@ func newConnector(set component.TelemetrySettings, cfg *Config, next consumer.Me
 		}
 		c.bounds = &b
 	}
-	if cfg.CollectorInstanceID {
+	if !cfg.CollectorInstanceID {
+		c.instance = ""
+	} else if c.instance == "" {
 		c.instance = uuid.NewString()
 	}
 	for i := range c.shards {
@@ -103,7 +162,7 @@ func newConnector(set component.TelemetrySettings, cfg *Config, next consumer.Me
 	if c.tel, err = newTelemetry(set.MeterProvider); err != nil {
 		return nil, err
 	}
-	c.lastFlush = pcommon.NewTimestampFromTime(c.now())
+	c.lastFlush.Store(c.now().UnixNano())
 	return c, nil
 }
 
@@ -111,17 +170,20 @@ func (c *llmSLOConnector) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: false}
 }
 
+// Start starts the flush loop: every metrics_flush_interval, the metrics of
+// every series go to the next consumer.
 func (c *llmSLOConnector) Start(context.Context, component.Host) error {
-	c.stop, c.done = make(chan struct{}), make(chan struct{})
+	stop, done := make(chan struct{}), make(chan struct{})
+	c.stop, c.done = stop, done
+	tick, stopTicker := c.ticker(c.cfg.MetricsFlushInterval)
 	go func() {
-		defer close(c.done)
-		t := time.NewTicker(c.cfg.MetricsFlushInterval)
-		defer t.Stop()
+		defer close(done)
+		defer stopTicker()
 		for {
 			select {
-			case <-c.stop:
+			case <-stop:
 				return
-			case <-t.C:
+			case <-tick:
 				c.flush(context.Background())
 			}
 		}
@@ -129,24 +191,27 @@ func (c *llmSLOConnector) Start(context.Context, component.Host) error {
 	return nil
 }
 
-// Shutdown stops the ticker and flushes what is pending.
+// Shutdown stops the flush loop and flushes what is pending. It is safe
+// without Start, and returns ctx's error if ctx ends first.
 func (c *llmSLOConnector) Shutdown(ctx context.Context) error {
-	if c.stop == nil {
+	stop, done := c.stop, c.done
+	if stop == nil {
 		return nil
 	}
-	close(c.stop)
+	c.stop = nil
+	close(stop)
 	select {
-	case <-c.done:
+	case <-done:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	c.stop = nil
 	c.flush(ctx)
 	return nil
 }
 
 func (c *llmSLOConnector) getScratch() *scratch {
 	if s, ok := c.scratch.Get().(*scratch); ok {
+		s.rejected, s.overflowed = 0, 0
 		return s
 	}
 	n := len(c.cfg.Dimensions)
@@ -176,6 +241,12 @@ func (c *llmSLOConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	}
 	if skipped > 0 {
 		c.tel.skipped.Add(ctx, skipped)
+	}
+	if sc.rejected > 0 {
+		c.tel.rejected.Add(ctx, sc.rejected)
+	}
+	if sc.overflowed > 0 {
+		c.tel.overflow.Add(ctx, sc.overflowed)
 	}
 	return nil
 }
@@ -310,16 +381,13 @@ func (c *llmSLOConnector) consumeSpan(span ptrace.Span, resource pcommon.Map, sc
 	default:
 		return false
 	}
-	if o.rejected > 0 {
-		c.tel.rejected.Add(context.Background(), int64(o.rejected))
-	}
+	sc.rejected += int64(o.rejected)
 	// Latency distributions describe successful requests (as vLLM's
 	// statistics and the conventions' TTFT/TPOT metrics do); a failed span
 	// adds only its duration, which the conventions record for failures too.
 	failed := span.Status().Code() == ptrace.StatusCodeError
 	if failed {
-		dur := observation{layer: o.layer, slos: o.slos}
-		*o = dur
+		*o = observation{layer: o.layer, slos: o.slos, gaps: o.gaps[:0]}
 	}
 	if start, end := span.StartTimestamp(), span.EndTimestamp(); start != 0 && end >= start {
 		o.set(histDuration, float64(end-start)/1e9)
@@ -358,10 +426,10 @@ func (c *llmSLOConnector) consumeSpan(span ptrace.Span, resource pcommon.Map, sc
 		dims = append(dims, dimValue{name, value})
 	}
 	model, okModel := firstOf(f.model, f.respModel, f.reqModel)
-	add("gen_ai.request.model", model, okModel)
+	add(attrRequestModel, model, okModel)
 	provider, okProvider := firstOf(f.provider, f.system)
-	add("gen_ai.provider.name", provider, okProvider)
-	add("gen_ai.operation.name", f.operation, f.operation != "")
+	add(attrProviderName, provider, okProvider)
+	add(attrOperationName, f.operation, f.operation != "")
 	for i, d := range c.cfg.Dimensions {
 		v, ok := f.extra[i], f.extraOK[i]
 		if !ok {
@@ -395,7 +463,7 @@ func (c *llmSLOConnector) consumeSpan(span ptrace.Span, resource pcommon.Map, sc
 	c.overMu.Lock()
 	c.record(c.overflowSeries(o.layer), o, now)
 	c.overMu.Unlock()
-	c.tel.overflow.Add(context.Background(), 1)
+	sc.overflowed++
 	return true
 }
 
@@ -419,7 +487,7 @@ func (c *llmSLOConnector) newSeries(sh *shard, key []byte, dims []dimValue, resS
 	} else {
 		c.count[layer].Add(1)
 	}
-	s := &series{dims: pcommon.NewMap(), resource: pcommon.NewMap(), layer: layer, start: pcommon.NewTimestampFromTime(c.now())}
+	s := &series{dims: pcommon.NewMap(), resource: pcommon.NewMap(), layer: layer, start: c.seriesStart()}
 	s.dims.EnsureCapacity(len(dims) + 2)
 	var resKey strings.Builder
 	for i, d := range dims {
@@ -439,11 +507,25 @@ func (c *llmSLOConnector) newSeries(sh *shard, key []byte, dims []dimValue, resS
 	return s
 }
 
+// seriesStart is the start timestamp of a new series: its creation for
+// cumulative temporality (stable for the series' life), the previous flush
+// for delta, so successive delta points tile time.
+func (c *llmSLOConnector) seriesStart() pcommon.Timestamp {
+	if c.cfg.AggregationTemporality == temporalityDelta {
+		return pcommon.Timestamp(c.lastFlush.Load())
+	}
+	return pcommon.NewTimestampFromTime(c.now())
+}
+
+// overflowSeries returns the layer's overflow series: its attributes are
+// otel.metric.overflow=true, the layer (the metric names differ by layer)
+// and collector.instance.id (so replicas' overflow series stay apart).
+// Caller holds overMu.
 func (c *llmSLOConnector) overflowSeries(layer layerIndex) *series {
 	if s := c.overflow[layer]; s != nil {
 		return s
 	}
-	s := &series{dims: pcommon.NewMap(), resource: pcommon.NewMap(), layer: layer, start: pcommon.NewTimestampFromTime(c.now())}
+	s := &series{dims: pcommon.NewMap(), resource: pcommon.NewMap(), layer: layer, start: c.seriesStart()}
 	s.dims.PutBool(attrOverflow, true)
 	s.dims.PutStr(c.keys.Layer, layerNames[layer])
 	if c.instance != "" {

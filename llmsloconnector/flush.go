@@ -72,10 +72,10 @@ func (b *builder) gauge(s *series, name, unit, desc string) pmetric.NumberDataPo
 }
 
 // flush emits every series and, for delta temporality, resets them. Series
-// idle longer than series_expiration are dropped first.
+// idle longer than series_expiration are dropped first. One flush runs at a
+// time; it locks one shard at a time, so spans keep flowing into the others.
+// The metrics go downstream after every lock is released.
 func (c *llmSLOConnector) flush(ctx context.Context) {
-	c.flushMu.Lock()
-	defer c.flushMu.Unlock()
 	md := c.collect(c.now())
 	if md.DataPointCount() == 0 {
 		return
@@ -85,8 +85,12 @@ func (c *llmSLOConnector) flush(ctx context.Context) {
 	}
 }
 
-// collect builds the metrics of every series at time now.
+// collect builds the metrics of every series at time now, and makes now the
+// start of the next delta interval.
 func (c *llmSLOConnector) collect(now time.Time) pmetric.Metrics {
+	c.flushMu.Lock()
+	defer c.flushMu.Unlock()
+	defer c.lastFlush.Store(now.UnixNano())
 	b := &builder{md: pmetric.NewMetrics(), resources: map[string]*resourceBuilder{}, delta: c.cfg.AggregationTemporality == temporalityDelta}
 	ts := pcommon.NewTimestampFromTime(now)
 	for i := range c.shards {
@@ -192,7 +196,7 @@ func (c *llmSLOConnector) emit(b *builder, s *series, ts pcommon.Timestamp, now 
 		if win == nil {
 			continue
 		}
-		sk := win.Merged(now)
+		sk := win.MergeInto(c.merged, now)
 		if sk.Count() == 0 {
 			continue
 		}

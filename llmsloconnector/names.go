@@ -77,6 +77,17 @@ var defaultBuckets = map[string][]float64{
 	"tokens": {1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864},
 }
 
+// The default dimensions, as data point attributes (llm.layer, the fourth,
+// is the processor's key under attribute_prefix).
+const (
+	attrRequestModel  = "gen_ai.request.model"  // from llm.model, else gen_ai.response.model, else gen_ai.request.model
+	attrProviderName  = "gen_ai.provider.name"  // else gen_ai.system
+	attrOperationName = "gen_ai.operation.name" // as the span has it
+)
+
+// builtinDimensions cannot be configured again as dimensions.
+var builtinDimensions = []string{attrRequestModel, attrProviderName, attrOperationName, attrCollectorInstance}
+
 // Goodput counters and window gauges, all with llm.slo.name.
 const (
 	metricSLORequests     = "llm.slo.requests"

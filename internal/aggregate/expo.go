@@ -120,7 +120,6 @@ func (e *Exponential) Add(v float64) {
 		}
 		e.downscale(shift)
 		i >>= shift
-		lo, hi = min(e.offset, i), max(e.offset+int32(len(e.counts))-1, i)
 	}
 	switch {
 	case i < e.offset:
@@ -130,7 +129,6 @@ func (e *Exponential) Add(v float64) {
 	case i >= e.offset+int32(len(e.counts)):
 		e.counts = append(e.counts, make([]uint64, int(i-e.offset)-len(e.counts)+1)...)
 	}
-	_ = hi
 	e.counts[i-e.offset]++
 }
 
@@ -157,34 +155,6 @@ func (e *Exponential) Reset() {
 
 // Scale is the current scale, the one the histogram is emitted at.
 func (e *Exponential) Scale() int32 { return e.scale }
-
-// Quantile estimates a quantile as Prometheus' histogram_quantile does on a
-// native histogram: linear interpolation inside the bucket that holds the
-// rank (for tests and accuracy checks).
-func (e *Exponential) Quantile(q float64) float64 {
-	if e.count == 0 {
-		return math.NaN()
-	}
-	rank := q * float64(e.count)
-	seen := float64(e.zero)
-	if rank <= seen {
-		return 0
-	}
-	base := math.Exp2(math.Exp2(-float64(e.scale)))
-	for j, n := range e.counts {
-		c := float64(n)
-		if c == 0 {
-			continue
-		}
-		if rank <= seen+c {
-			idx := float64(e.offset + int32(j))
-			lower, upper := math.Pow(base, idx), math.Pow(base, idx+1)
-			return lower + (upper-lower)*(rank-seen)/c
-		}
-		seen += c
-	}
-	return e.max
-}
 
 func (e *Exponential) AppendTo(m pmetric.Metric) Point {
 	if m.Type() != pmetric.MetricTypeExponentialHistogram {

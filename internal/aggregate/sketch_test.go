@@ -67,14 +67,15 @@ func TestSketchQuantile(t *testing.T) {
 func TestWindowSlides(t *testing.T) {
 	cfg := NewSketchConfig(0.005)
 	w := NewWindow(cfg, time.Minute, 6)
+	m := cfg.New()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range 60 {
 		w.Add(t0.Add(time.Duration(i)*time.Second), float64(i+1))
 	}
-	assert.Equal(t, uint64(60), w.Merged(t0.Add(59*time.Second)).Count())
+	assert.Equal(t, uint64(60), w.MergeInto(m, t0.Add(59*time.Second)).Count())
 	// 30 s later, the first three 10 s sub-windows have left the window.
-	assert.Equal(t, uint64(30), w.Merged(t0.Add(90*time.Second)).Count())
-	assert.Equal(t, uint64(0), w.Merged(t0.Add(10*time.Minute)).Count())
+	assert.Equal(t, uint64(30), w.MergeInto(m, t0.Add(90*time.Second)).Count())
+	assert.Equal(t, uint64(0), w.MergeInto(m, t0.Add(10*time.Minute)).Count())
 
 	r := NewRatio(time.Minute, 6)
 	for i := range 10 {

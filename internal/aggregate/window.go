@@ -14,7 +14,6 @@ type Window struct {
 	ends  []time.Time // end of the period each slot holds
 	width time.Duration
 	cur   int
-	merge *Sketch
 }
 
 // NewWindow returns a window of the given width in `slots` steps.
@@ -50,20 +49,19 @@ func (w *Window) AddAll(now time.Time, vs []float64) {
 	}
 }
 
-// Merged returns a sketch of the values recorded within the window ending
-// at now; it is reused by the next call.
-func (w *Window) Merged(now time.Time) *Sketch {
-	if w.merge == nil {
-		w.merge = w.cfg.New()
-	}
-	w.merge.Reset()
+// MergeInto resets dst and merges into it the sub-windows still inside the
+// window ending at now. dst must come from the window's SketchConfig; one
+// scratch sketch serves every window at flush time, so a window holds only
+// its sub-windows.
+func (w *Window) MergeInto(dst *Sketch, now time.Time) *Sketch {
+	dst.Reset()
 	from := now.Add(-w.width)
 	for i, s := range w.slots {
 		if s != nil && w.ends[i].After(from) {
-			w.merge.Merge(s)
+			dst.Merge(s)
 		}
 	}
-	return w.merge
+	return dst
 }
 
 // Ratio is a sliding window of two counts (good of total), in the same

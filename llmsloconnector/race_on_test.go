@@ -1,0 +1,5 @@
+//go:build race
+
+package llmsloconnector
+
+const raceEnabled = true
