@@ -20,6 +20,7 @@ const (
 	SuffixITLMean         = "itl.mean"
 	SuffixITLMax          = "itl.max"
 	SuffixITLGaps         = "itl.gaps"
+	SuffixITLGapWeights   = "itl.gap_weights"
 	SuffixQueueTime       = "queue_time"
 	SuffixOutputTokens    = "output_tokens"
 	SuffixInputTokens     = "input_tokens"
@@ -36,20 +37,27 @@ const (
 // Keys are the attribute keys under one prefix. Build them once with NewKeys
 // and share them: the hot path must not concatenate strings.
 type Keys struct {
-	Prefix       string
-	TTFT         string // seconds, double
-	TPOT         string // seconds, double
-	E2E          string // seconds, double
-	ITLMean      string // seconds, double
-	ITLMax       string // seconds, double
-	ITLGaps      string // seconds, double slice: only from step spans
-	QueueTime    string // seconds, double
-	OutputTokens string // int
-	InputTokens  string // int
-	Model        string // string: the resolved model name
-	Layer        string // "client" or "server"
-	Stream       string // bool
-	Source       string // string: "<preset>:<origin>[,<qualifier>...]"
+	Prefix  string
+	TTFT    string // seconds, double
+	TPOT    string // seconds, double
+	E2E     string // seconds, double
+	ITLMean string // seconds, double
+	ITLMax  string // seconds, double
+	// ITLGaps holds every inter-token gap the processor measured (chunk
+	// events or step spans), seconds, double slice, in order. With
+	// token_aware_itl a chunk of k tokens is one entry, its gap divided by
+	// k, whose weight k is the same index of ITLGapWeights.
+	ITLGaps string
+	// ITLGapWeights is an int slice beside ITLGaps, present only when some
+	// weight differs from 1 (token-aware ITL over multi-token chunks).
+	ITLGapWeights string
+	QueueTime     string // seconds, double
+	OutputTokens  string // int
+	InputTokens   string // int
+	Model         string // string: the resolved model name
+	Layer         string // "client" or "server"
+	Stream        string // bool
+	Source        string // string: "<preset>:<origin>[,<qualifier>...]"
 	// The engine's view written on the client span of the same request
 	// (trace assembly only).
 	ServerTTFT      string // seconds, double
@@ -68,6 +76,7 @@ func NewKeys(prefix string) Keys {
 		ITLMean:         prefix + SuffixITLMean,
 		ITLMax:          prefix + SuffixITLMax,
 		ITLGaps:         prefix + SuffixITLGaps,
+		ITLGapWeights:   prefix + SuffixITLGapWeights,
 		QueueTime:       prefix + SuffixQueueTime,
 		OutputTokens:    prefix + SuffixOutputTokens,
 		InputTokens:     prefix + SuffixInputTokens,
