@@ -23,6 +23,18 @@ dist: $(BUILDER) ## Build the collector distribution into ./dist (the first buil
 	$(BUILDER) --config builder-config.yaml
 	@$(DIST) components | grep -A1 -E 'name: llm_slo' | head -4
 
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT := $(GOBIN)/golangci-lint
+
+$(GOLANGCI_LINT):
+	@echo ">> installing golangci-lint $(GOLANGCI_LINT_VERSION) (built from source: a few minutes)"
+	$(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## golangci-lint with the checked-in .golangci.yml (both modules)
+	$(GOLANGCI_LINT) run ./...
+	cd bench && $(GOLANGCI_LINT) run ./...
+
 .PHONY: test-unit
 test-unit: ## Fast inner loop: vet and every unit, golden and fuzz-seed test under the race detector
 	$(GO) vet ./...
