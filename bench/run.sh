@@ -28,9 +28,10 @@ go test -run XXX -bench 'Connector/chunks_16/llmslo' -benchtime 2000x -cpuprofil
 go tool pprof -top -nodecount=12 results/connector.prof 2>/dev/null | tail -13 > results/connector.top.txt
 rm -f bench.test
 
-echo ">> end to end: the built distribution"
+echo ">> end to end: the built distribution under load (about 3 minutes)"
 (cd .. && make dist >/dev/null)
-LLMSLO_BENCH_E2E="$PWD/results/e2e.txt" go test -count=1 -run TestCollectorCPU -timeout 10m ./
+rm -f results/load.txt
+LLMSLO_BENCH_LOAD="$PWD/results/load.txt" go test -count=1 -run TestCollectorLoad -timeout 30m -v ./
 
 go run ./report -dir results -out ../BENCHMARKS.md
 echo ">> wrote BENCHMARKS.md"

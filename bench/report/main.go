@@ -104,11 +104,56 @@ func main() {
 	off, offA, _ := get("Assembly/sglang/assembly=false")
 	on, onA, _ := get("Assembly/sglang/assembly=true")
 	fmt.Fprintf(&b, "\n### Trace assembly\n\nSGLang-shaped traces (a request span, a thread span, two slices and five `decode_loop` steps each; 900 spans a batch), the batch copy included, processor with and without trace assembly:\n\n| | ns/span | allocs/span |\n|---|---|---|\n| without | %.0f | %.2f |\n| with | %.0f | %.2f |\n| added by assembly | **%.0f** | %.2f |\n", off, offA, on, onA, on-off, onA-offA)
-	fmt.Fprintf(&b, "\n## End to end: the built collector\n\nThe distribution fed over OTLP/gRPC at a fixed 5,000 spans/s for 20 s (half vLLM engine spans, half 16-chunk client spans), CPU seconds of the collector process per million spans, with and without the llm_slo processor and connector in the pipeline:\n\n```\n%s\n```\n\n", read("e2e.txt"))
+	b.WriteString(loadTable(filepath.Join(*dir, "load.txt")))
 	fmt.Fprintf(&b, "## CPU profiles (16-event spans)\n\nProcessor:\n\n```\n%s\n```\n\nConnector:\n\n```\n%s\n```\n\n", read("processor.top.txt"), read("connector.top.txt"))
 	fmt.Fprintf(&b, "## What the figures mean\n\n%s\n\n", read("../notes.md"))
 	fmt.Fprintf(&b, "## benchstat\n\n```\n%s\n```\n", read("benchstat.txt"))
 	check(os.WriteFile(*out, []byte(b.String()), 0o644))
+}
+
+// loadTable renders the built collector's load runs (bench/load_test.go):
+// per offered rate, CPU per span and peak RSS without and with the llm_slo
+// pair, the overhead ratio, and the spans lost.
+func loadTable(path string) string {
+	runs := map[string]map[string]string{} // "offered" -> pipeline -> line fields
+	var order []string
+	f, err := os.Open(path)
+	if err != nil {
+		return "\n## End to end: the built collector under load\n\n(not run)\n\n"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := map[string]string{}
+		for _, kv := range strings.Fields(sc.Text()) {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				fields[k] = v
+			}
+		}
+		key := fields["offered"]
+		if runs[key] == nil {
+			runs[key] = map[string]string{}
+			order = append(order, key)
+		}
+		for k, v := range fields {
+			runs[key][fields["pipeline"]+"."+k] = v
+		}
+	}
+	var b strings.Builder
+	b.WriteString("\n## End to end: the built collector under load\n\n")
+	b.WriteString("The distribution fed over OTLP/HTTP (100-span requests: 40 vLLM engine spans, 30 client spans of 20 chunk events, 30 semconv client spans), a fresh collector per run, CPU of the collector process per exported span, with and without the llm_slo processor and connector, in the same run. `0` offered is saturation: four senders as fast as the collector answers.\n\n")
+	b.WriteString("| offered spans/s | µs/span without | µs/span with | overhead | throughput without | throughput with | ratio | peak RSS MiB without / with | lost without / with |\n|---|---|---|---|---|---|---|---|---|\n")
+	num := func(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
+	for _, key := range order {
+		r := runs[key]
+		wo, wi := num(r["without_llmslo.cpu_us_per_span"]), num(r["with_llmslo.cpu_us_per_span"])
+		to, ti := num(r["without_llmslo.throughput"]), num(r["with_llmslo.throughput"])
+		fmt.Fprintf(&b, "| %s | %.2f | %.2f | %+.0f%% | %.0f | %.0f | %.2f | %s / %s | %s / %s |\n",
+			key, wo, wi, (wi/wo-1)*100, to, ti, ti/to,
+			r["without_llmslo.peak_rss_mib"], r["with_llmslo.peak_rss_mib"], r["without_llmslo.lost"], r["with_llmslo.lost"])
+	}
+	b.WriteString("\n")
+	return b.String()
 }
 
 func check(err error) {

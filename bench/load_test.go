@@ -1,0 +1,369 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+)
+
+// loadPipelines are the two collectors compared under load: an OTLP/HTTP
+// receiver, the batch processor and a debug exporter that prints nothing,
+// with and without the llm_slo pair. Each exposes its own telemetry on a
+// Prometheus endpoint, where the test reads what was accepted and exported.
+var loadPipelines = map[string]string{
+	"without_llmslo": `
+receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: %[1]s
+processors:
+  batch:
+exporters:
+  debug:
+    verbosity: basic
+    sampling_initial: 0
+    sampling_thereafter: 1000000
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [batch]
+      exporters: [debug]
+  telemetry:
+    logs:
+      level: warn
+    metrics:
+      level: normal
+      readers:
+        - pull:
+            exporter:
+              prometheus:
+                host: 127.0.0.1
+                port: %[2]d
+`,
+	"with_llmslo": `
+receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: %[1]s
+processors:
+  batch:
+  llm_slo:
+    slos:
+      - name: interactive
+        ttft: 500ms
+        tpot: 15ms
+        e2e: 2s
+connectors:
+  llm_slo:
+    metrics_flush_interval: 5s
+exporters:
+  debug:
+    verbosity: basic
+    sampling_initial: 0
+    sampling_thereafter: 1000000
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [llm_slo, batch]
+      exporters: [debug, llm_slo]
+    metrics:
+      receivers: [llm_slo]
+      exporters: [debug]
+  telemetry:
+    logs:
+      level: warn
+    metrics:
+      level: normal
+      readers:
+        - pull:
+            exporter:
+              prometheus:
+                host: 127.0.0.1
+                port: %[2]d
+`,
+}
+
+// loadMix builds OTLP/HTTP request bodies of 100 spans each, the mix the
+// collector sees in an LLM deployment: 40 vLLM engine spans (attributes
+// only), 30 OpenLLMetry-style client spans of 20 chunk events, 30 semconv
+// client spans without events.
+func loadMix(t *testing.T, bodies int) [][]byte {
+	out := make([][]byte, bodies)
+	for b := range out {
+		td := ptrace.NewTraces()
+		for _, part := range []shape{
+			{name: "vllm", spans: 40, events: -1, llm: true, models: 3},
+			{name: "chunks", spans: 30, events: 20, llm: true, models: 3},
+		} {
+			batch(part).ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+		}
+		semconvClientSpans(td, 30)
+		// Distinct trace IDs per body, as real traffic has.
+		n := 0
+		rss := td.ResourceSpans()
+		for i := range rss.Len() {
+			spans := rss.At(i).ScopeSpans().At(0).Spans()
+			for j := range spans.Len() {
+				spans.At(j).SetTraceID(pcommon.TraceID{byte(n), byte(b), byte(b >> 8), 7})
+				n++
+			}
+		}
+		body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+		require.NoError(t, err)
+		out[b] = body
+	}
+	return out
+}
+
+// semconvClientSpans appends n non-streamed GenAI client spans (semconv
+// v1.41 attributes, no events) on a resource of their own.
+func semconvClientSpans(td ptrace.Traces, n int) {
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "chat-app")
+	spans := rs.ScopeSpans().AppendEmpty().Spans()
+	for i := range n {
+		sp := spans.AppendEmpty()
+		sp.SetName("chat gpt-4o")
+		sp.SetKind(ptrace.SpanKindClient)
+		sp.SetSpanID(pcommon.SpanID{byte(i), 9})
+		sp.SetStartTimestamp(t0)
+		sp.SetEndTimestamp(t0 + 850_000_000)
+		a := sp.Attributes()
+		a.PutStr("gen_ai.operation.name", "chat")
+		a.PutStr("gen_ai.provider.name", "openai")
+		a.PutStr("gen_ai.request.model", "gpt-4o")
+		a.PutStr("gen_ai.response.model", "gpt-4o-2024-08-06")
+		a.PutBool("gen_ai.request.stream", false)
+		a.PutInt("gen_ai.usage.input_tokens", 300)
+		a.PutInt("gen_ai.usage.output_tokens", 90)
+		a.PutStr("server.address", "api.openai.com")
+	}
+}
+
+// loadResult is one collector run at one offered rate.
+type loadResult struct {
+	pipeline       string
+	offered        int // spans/s; 0: as fast as the collector takes them
+	sent, refused  int64
+	exported       float64
+	seconds        float64
+	cpuSeconds     float64
+	peakRSSMiB     float64
+	throughputSpan float64
+}
+
+func (r loadResult) line() string {
+	return fmt.Sprintf("load pipeline=%s offered=%d sent=%d refused=%d exported=%.0f lost=%.0f seconds=%.1f cpu_us_per_span=%.2f throughput=%.0f peak_rss_mib=%.1f",
+		r.pipeline, r.offered, r.sent, r.refused, r.exported, float64(r.sent)-r.exported, r.seconds,
+		r.cpuSeconds/r.exported*1e6, r.throughputSpan, r.peakRSSMiB)
+}
+
+// TestCollectorLoad drives the built distribution over OTLP/HTTP with the
+// LLM span mix at fixed rates and at saturation, with and without the
+// llm_slo pair, a fresh collector for each run, and appends one line per run
+// to the file LLMSLO_BENCH_LOAD names (make bench). LOAD_SECONDS sets the
+// measured time per run (default 15).
+func TestCollectorLoad(t *testing.T) {
+	out := os.Getenv("LLMSLO_BENCH_LOAD")
+	if out == "" {
+		t.Skip("set LLMSLO_BENCH_LOAD=<results file> to run (make bench)")
+	}
+	seconds := 15
+	if s, err := strconv.Atoi(os.Getenv("LOAD_SECONDS")); err == nil && s > 0 {
+		seconds = s
+	}
+	bin, err := filepath.Abs(filepath.Join("..", "dist", "otelcol-llmslo"))
+	require.NoError(t, err)
+	bodies := loadMix(t, 20)
+	f, err := os.OpenFile(out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	require.NoError(t, err)
+	defer f.Close()
+	for _, rate := range []int{10_000, 20_000, 40_000, 0} {
+		for _, name := range []string{"without_llmslo", "with_llmslo"} {
+			r := runLoad(t, bin, name, bodies, rate, time.Duration(seconds)*time.Second)
+			t.Log(r.line())
+			_, err := f.WriteString(r.line() + "\n")
+			require.NoError(t, err)
+		}
+	}
+}
+
+func freePort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func runLoad(t *testing.T, bin, name string, bodies [][]byte, rate int, d time.Duration) loadResult {
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	telPort := freePort(t)
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(loadPipelines[name], addr, telPort)), 0o600))
+	cmd := exec.Command(bin, "--config", cfg)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 10 * time.Second}
+	url := "http://" + addr + "/v1/traces"
+	waitReady(t, client, url, bodies[0])
+	time.Sleep(time.Second)
+
+	before := cpuSeconds(t, cmd.Process.Pid)
+	exportedBefore := telemetryValue(t, telPort, "otelcol_exporter_sent_spans")
+	start := time.Now()
+	sent, refused := offer(client, url, bodies, rate, d)
+	elapsed := time.Since(start).Seconds()
+	time.Sleep(2 * time.Second) // the batch processor's timeout is 200ms; leave it room
+	r := loadResult{pipeline: name, offered: rate, sent: sent, refused: refused, seconds: elapsed}
+	r.exported = telemetryValue(t, telPort, "otelcol_exporter_sent_spans") - exportedBefore
+	r.cpuSeconds = cpuSeconds(t, cmd.Process.Pid) - before
+	r.throughputSpan = r.exported / elapsed
+	r.peakRSSMiB = peakRSSMiB(t, cmd.Process.Pid)
+	return r
+}
+
+// waitReady posts one body until the receiver answers.
+func waitReady(t *testing.T, client *http.Client, url string, body []byte) {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if post(client, url, body) == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("the collector did not start within a minute")
+}
+
+func post(client *http.Client, url string, body []byte) error {
+	resp, err := client.Post(url, "application/x-protobuf", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// offer sends bodies of 100 spans for d: at rate spans/s, paced by a
+// ticker, or with rate 0 from four workers as fast as the collector
+// answers. It returns the spans accepted and refused.
+func offer(client *http.Client, url string, bodies [][]byte, rate int, d time.Duration) (sent, refused int64) {
+	const spansPerBody = 100
+	var ok, bad atomic.Int64
+	stop := time.Now().Add(d)
+	work := make(chan []byte, 64)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for body := range work {
+				if post(client, url, body) != nil {
+					bad.Add(spansPerBody)
+					continue
+				}
+				ok.Add(spansPerBody)
+			}
+		})
+	}
+	i := 0
+	if rate == 0 {
+		for time.Now().Before(stop) {
+			work <- bodies[i%len(bodies)]
+			i++
+		}
+	} else {
+		tick := time.NewTicker(time.Second / time.Duration(rate/spansPerBody))
+		for time.Now().Before(stop) {
+			<-tick.C
+			select {
+			case work <- bodies[i%len(bodies)]:
+			default: // the workers are behind: the offered rate is not met
+				bad.Add(spansPerBody)
+			}
+			i++
+		}
+		tick.Stop()
+	}
+	close(work)
+	wg.Wait()
+	return ok.Load(), bad.Load()
+}
+
+// telemetryValue sums the samples of a counter on the collector's own
+// Prometheus endpoint (the metric may carry a _total suffix and labels).
+func telemetryValue(t *testing.T, port int, metric string) float64 {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	sum := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, metric) {
+			continue
+		}
+		rest := line[len(metric):]
+		if !strings.HasPrefix(rest, "{") && !strings.HasPrefix(rest, " ") && !strings.HasPrefix(rest, "_total") {
+			continue
+		}
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		require.NoError(t, err)
+		sum += v
+	}
+	require.NoError(t, sc.Err())
+	return sum
+}
+
+// cpuSeconds reads a process's user+system CPU time.
+func cpuSeconds(t *testing.T, pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	require.NoError(t, err)
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	return (utime + stime) / 100 // USER_HZ
+}
+
+// peakRSSMiB reads the process's high-water resident set (VmHWM).
+func peakRSSMiB(t *testing.T, pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			require.NoError(t, err)
+			return kb / 1024
+		}
+	}
+	t.Fatal("no VmHWM in /proc/<pid>/status")
+	return 0
+}
