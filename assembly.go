@@ -48,8 +48,9 @@ type assembler struct {
 	byAge      list.List // of *traceEntry, oldest first
 	totalSteps int
 
-	stop chan struct{}
-	done chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
 }
 
 type step struct {
@@ -132,10 +133,15 @@ func (a *assembler) start() {
 	}()
 }
 
-// shutdown stops the ticker and emits every held span.
+// shutdown stops the ticker and emits every held span. It is safe to call
+// more than once and without start, as the component contract requires.
 func (a *assembler) shutdown(ctx context.Context) error {
-	if a.stop != nil {
-		close(a.stop)
+	a.stopOnce.Do(func() {
+		if a.stop != nil {
+			close(a.stop)
+		}
+	})
+	if a.done != nil {
 		select {
 		case <-a.done:
 		case <-ctx.Done():

@@ -11,7 +11,6 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/ptracetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -297,16 +296,6 @@ func TestAssemblyMemoryFlat(t *testing.T) {
 	}
 	assert.Less(t, float64(heap()), float64(base)*1.5+4<<20, "heap grew from %d", base)
 	assert.LessOrEqual(t, len(h.impl.asm.traces), 1000)
-}
-
-func TestAssemblyStartShutdown(t *testing.T) {
-	cfg, err := loadConfig(t, "assembly")
-	require.NoError(t, err)
-	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
-	require.NoError(t, err)
-	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
-	require.NoError(t, p.Shutdown(context.Background()))
-	processortest.VerifyShutdown(t, NewFactory(), cfg)
 }
 
 // TestAssemblyJoin: the engine's queue time and TTFT reach the client span

@@ -268,6 +268,15 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// sloNames lists the configured SLO names in order.
+func (c *Config) sloNames() []string {
+	names := make([]string, 0, len(c.SLOs))
+	for i := range c.SLOs {
+		names = append(names, c.SLOs[i].Name)
+	}
+	return names
+}
+
 func (c *Config) presetNames() []string {
 	names := preset.Names()
 	for _, p := range c.CustomPresets {

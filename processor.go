@@ -41,6 +41,9 @@ type llmSLOProcessor struct {
 	// asm joins step spans to request spans; nil unless trace_assembly is
 	// enabled, so the default processor keeps no cross-span state.
 	asm *assembler
+	// unregister removes the processor from the in-process registry the
+	// connectors read; set by the factory, safe to call more than once.
+	unregister func()
 }
 
 type compiledSLO struct {
@@ -98,7 +101,11 @@ func (p *llmSLOProcessor) start(context.Context, component.Host) error {
 	return nil
 }
 
+// shutdown is safe to call more than once and without start.
 func (p *llmSLOProcessor) shutdown(ctx context.Context) error {
+	if p.unregister != nil {
+		p.unregister()
+	}
 	if p.asm != nil {
 		return p.asm.shutdown(ctx)
 	}
