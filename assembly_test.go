@@ -358,8 +358,10 @@ func TestAssemblySpeculativeSteps(t *testing.T) {
 	h.consume(root)
 	got := h.spans()[" Req 5eed5eed"]
 	require.Len(t, got, 1, "released at once: the counter reached the 6 decode tokens")
-	// Gaps 60 ms and 30 ms over 2 tokens each: 30, 30, 15, 15 ms.
-	assert.InDeltaSlice(t, []float64{0.03, 0.03, 0.015, 0.015}, doubles(t, got[0], "llm.itl.gaps"), 1e-9)
+	// Gaps 60 ms and 30 ms over 2 tokens each: 30 ms and 15 ms, weight 2.
+	assert.InDeltaSlice(t, []float64{0.03, 0.015}, doubles(t, got[0], "llm.itl.gaps"), 1e-9)
+	weights, _ := got[0].Attributes().Get("llm.itl.gap_weights")
+	assert.Equal(t, []any{int64(2), int64(2)}, weights.Slice().AsRaw())
 	assert.InDelta(t, 0.03, num(t, got[0], "llm.itl.max"), 1e-9)
 	assert.InDelta(t, 0.0225, num(t, got[0], "llm.itl.mean"), 1e-9)
 }

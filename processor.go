@@ -72,7 +72,7 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*l
 	}
 	k := p.keys
 	p.ownKeys = map[string]bool{}
-	for _, key := range []string{k.TTFT, k.TPOT, k.E2E, k.ITLMean, k.ITLMax, k.ITLGaps, k.QueueTime, k.OutputTokens, k.InputTokens, k.Model, k.Layer, k.Stream, k.Source, k.Error, k.ServerTTFT, k.ServerQueueTime} {
+	for _, key := range []string{k.TTFT, k.TPOT, k.E2E, k.ITLMean, k.ITLMax, k.ITLGaps, k.ITLGapWeights, k.QueueTime, k.OutputTokens, k.InputTokens, k.Model, k.Layer, k.Stream, k.Source, k.Error, k.ServerTTFT, k.ServerQueueTime} {
 		p.ownKeys[key] = true
 	}
 	var sloNames []string
@@ -297,6 +297,13 @@ func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batc
 		gaps.EnsureCapacity(len(res.Gaps))
 		for _, g := range res.Gaps {
 			gaps.AppendEmpty().SetDouble(g)
+		}
+	}
+	if len(res.GapWeights) > 0 {
+		weights := attrs.PutEmptySlice(k.ITLGapWeights)
+		weights.EnsureCapacity(len(res.GapWeights))
+		for _, w := range res.GapWeights {
+			weights.AppendEmpty().SetInt(w)
 		}
 	}
 	if res.HasOutputTokens {

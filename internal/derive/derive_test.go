@@ -105,6 +105,19 @@ func TestGapsMatchVectors(t *testing.T) {
 	assert.Empty(t, r.Gaps(bad, false, nil))
 }
 
+// TestGapWeights: every gap is on the Result, and token-aware a chunk of k
+// tokens is one entry gap/k of weight k (V3: 10 ms of weight 3, then 20 ms).
+func TestGapWeights(t *testing.T) {
+	client := map[string]any{"gen_ai.operation.name": "chat", "gen_ai.usage.output_tokens": 5}
+	v3 := newSpan("chat m", 0, 152, client, chunk(100, 1), chunk(130, 3), chunk(150, 1))
+	r := derive(t, Options{}, v3)
+	assertSeconds(t, []float64{0.030, 0.020}, r.Gaps)
+	assert.Empty(t, r.GapWeights, "per chunk every weight is 1")
+	r = derive(t, Options{TokenAwareITL: true}, v3)
+	assertSeconds(t, []float64{0.010, 0.020}, r.Gaps)
+	assert.Equal(t, []int64{3, 1}, r.GapWeights)
+}
+
 func assertSeconds(t *testing.T, want, got []float64) {
 	t.Helper()
 	require.Len(t, got, len(want))

@@ -72,10 +72,13 @@ type Result struct {
 	Qualifiers []string
 
 	TTFT, TPOT, E2E, ITLMean, ITLMax, QueueTime Value
-	// Gaps holds every inter-token gap in seconds when the output times came
-	// from step spans (trace assembly); otherwise it is empty and the gaps
-	// are on the span's own events.
+	// Gaps holds every inter-token gap in seconds, in order, whenever there
+	// are two output times or more (chunk events or step spans).
+	// Token-aware, the gap before a chunk of k tokens is one entry gap/k.
 	Gaps []float64
+	// GapWeights, when not empty, holds the weight (token count) of each
+	// entry of Gaps; it is empty when every weight is 1.
+	GapWeights []int64
 
 	OutputTokens, InputTokens       int64
 	HasOutputTokens, HasInputTokens bool
