@@ -40,6 +40,15 @@ type Config struct {
 	// SLOs are judged on every selected request span.
 	SLOs []SLOConfig `mapstructure:"slos"`
 
+	// TrustUpstream keeps the attributes of this processor's namespace that
+	// a span already carries (an earlier collector tier's) as they are: such
+	// a span is passed on untouched, not derived again. Off (the default),
+	// every such key that this processor did not write in this pass is
+	// removed, and an LLM span is derived again from the producer's inputs,
+	// so no client can forge a value or a verdict. Turn it on only when
+	// every sender of this pipeline is a collector running this processor.
+	TrustUpstream bool `mapstructure:"trust_upstream"`
+
 	// TraceAssembly joins per-step child spans (SGLang decode_loop, TGI
 	// send_generation) to their request span. Off by default: it makes the
 	// processor stateful and needs all spans of a trace at one collector.
@@ -64,6 +73,11 @@ type TraceAssemblyConfig struct {
 	// MaxSteps bounds the step timestamps kept over all traces (16 bytes
 	// each).
 	MaxSteps int `mapstructure:"max_steps"`
+	// MaxHeldPerTrace bounds the request spans held for one trace; a
+	// request beyond it passes at once, derived from its own attributes.
+	MaxHeldPerTrace int `mapstructure:"max_held_per_trace"`
+	// MaxHeld bounds the request spans held over all traces.
+	MaxHeld int `mapstructure:"max_held"`
 
 	_ struct{}
 }
@@ -230,10 +244,17 @@ func (c *Config) Validate() error {
 		for _, b := range []struct {
 			name string
 			v    int
-		}{{"max_traces", ta.MaxTraces}, {"max_steps_per_trace", ta.MaxStepsPerTrace}, {"max_steps", ta.MaxSteps}} {
+		}{{"max_traces", ta.MaxTraces}, {"max_steps_per_trace", ta.MaxStepsPerTrace}, {"max_steps", ta.MaxSteps},
+			{"max_held_per_trace", ta.MaxHeldPerTrace}, {"max_held", ta.MaxHeld}} {
 			if b.v <= 0 {
 				errs = append(errs, fmt.Errorf("trace_assembly.%s: %d must be positive", b.name, b.v))
 			}
+		}
+		if ta.MaxSteps > 0 && ta.MaxSteps < ta.MaxStepsPerTrace {
+			errs = append(errs, fmt.Errorf("trace_assembly.max_steps: %d must be at least max_steps_per_trace (%d), or one trace could never hold its steps", ta.MaxSteps, ta.MaxStepsPerTrace))
+		}
+		if ta.MaxHeld > 0 && ta.MaxHeld < ta.MaxHeldPerTrace {
+			errs = append(errs, fmt.Errorf("trace_assembly.max_held: %d must be at least max_held_per_trace (%d)", ta.MaxHeld, ta.MaxHeldPerTrace))
 		}
 	}
 	names := map[string]bool{}
@@ -263,7 +284,7 @@ func (c *Config) Validate() error {
 		if set == 0 {
 			errs = append(errs, fmt.Errorf("%s: set at least one of ttft, tpot, itl, e2e, queue_time", field))
 		}
-		errs = append(errs, s.Selector.validate(field+".selector", c.presetNames())...)
+		errs = append(errs, s.Selector.validate(field+".selector", c.presetNames(), c.Presets)...)
 	}
 	return errors.Join(errs...)
 }
@@ -285,14 +306,19 @@ func (c *Config) presetNames() []string {
 	return names
 }
 
-func (s *SelectorConfig) validate(field string, presets []string) []error {
+// validate checks the selector; presets are the known preset names and
+// enabled the built-ins the configuration's presets list keeps (empty: all).
+func (s *SelectorConfig) validate(field string, presets, enabled []string) []error {
 	var errs []error
 	if s.Layer != "" && s.Layer != preset.LayerClient && s.Layer != preset.LayerServer {
 		errs = append(errs, fmt.Errorf("%s.layer: %q: allowed values are %q, %q", field, s.Layer, preset.LayerClient, preset.LayerServer))
 	}
 	for _, p := range s.Presets {
-		if !slices.Contains(presets, p) {
+		switch {
+		case !slices.Contains(presets, p):
 			errs = append(errs, fmt.Errorf("%s.presets: unknown preset %q: allowed values are %s", field, p, strings.Join(presets, ", ")))
+		case len(enabled) > 0 && !slices.Contains(enabled, p) && !slices.Contains(presets[len(preset.Names()):], p):
+			errs = append(errs, fmt.Errorf("%s.presets: preset %q is excluded by presets: [%s], so the SLO would select nothing from it", field, p, strings.Join(enabled, ", ")))
 		}
 	}
 	for i, a := range s.Attributes {
@@ -403,6 +429,8 @@ func createDefaultConfig() component.Config {
 			MaxTraces:        10_000,
 			MaxStepsPerTrace: 16_384,
 			MaxSteps:         1_000_000,
+			MaxHeldPerTrace:  64,
+			MaxHeld:          10_000,
 		},
 	}
 }

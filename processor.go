@@ -2,8 +2,10 @@ package llmsloprocessor
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
@@ -28,9 +30,8 @@ type llmSLOProcessor struct {
 	model ModelConfig
 	tel   *telemetry
 
-	// ownKeys are the fixed attribute keys this processor writes, to clear
-	// them on spans that an earlier collector tier already processed.
-	ownKeys map[string]bool
+	// trust keeps an earlier tier's keys as they are (trust_upstream).
+	trust bool
 	// errorText caches the rendered llm.metrics.error of each combination
 	// (a handful occur in practice; the cache stops growing at a bound).
 	errorMu   sync.RWMutex
@@ -63,18 +64,16 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*l
 	if err != nil {
 		return nil, err
 	}
+	keys := contract.NewKeys(cfg.AttributePrefix)
 	p := &llmSLOProcessor{
-		table: derive.NewTable(presets, derive.Options{TokenAwareITL: cfg.TokenAwareITL, MarkerKey: contract.NewKeys(cfg.AttributePrefix).Source}),
-		keys:  contract.NewKeys(cfg.AttributePrefix),
+		table: derive.NewTable(presets, derive.Options{TokenAwareITL: cfg.TokenAwareITL, OwnedPrefix: keys.Prefix, Owned: keys.Owns}),
+		keys:  keys,
 		model: cfg.Model,
+		trust: cfg.TrustUpstream,
 
 		errorText: map[derive.Errors]string{},
 	}
 	k := p.keys
-	p.ownKeys = map[string]bool{}
-	for _, key := range []string{k.TTFT, k.TPOT, k.E2E, k.ITLMean, k.ITLMax, k.ITLGaps, k.ITLGapWeights, k.QueueTime, k.OutputTokens, k.InputTokens, k.Model, k.Layer, k.Stream, k.Source, k.Error, k.ServerTTFT, k.ServerQueueTime} {
-		p.ownKeys[key] = true
-	}
 	var sloNames []string
 	for _, sc := range cfg.SLOs {
 		p.slos = append(p.slos, compiledSLO{
@@ -210,7 +209,16 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 			st.held = st.held[:0] // indexes of held spans, ascending
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
-				if !p.table.Derive(span, &st.res) {
+				claimed := p.table.Derive(span, &st.res)
+				if st.res.Marked {
+					if p.trust {
+						continue
+					}
+					if !claimed {
+						p.removeOwned(span.Attributes())
+					}
+				}
+				if !claimed {
 					continue
 				}
 				recorded = true
@@ -268,22 +276,12 @@ func clearRows[T any](rows []T) []T {
 func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batchState) {
 	res, k, attrs := &st.res, &p.keys, span.Attributes()
 	if res.Marked {
-		// An earlier tier processed this span: start from what the producer
-		// wrote, so the result is recomputed, never doubled or stale.
-		attrs.RemoveIf(func(key string, _ pcommon.Value) bool {
-			_, _, slo := k.ParseSLOKey(key)
-			return slo || p.ownKeys[key]
-		})
+		// An earlier tier processed this span, or a client forged keys of
+		// the namespace: start from what the producer wrote, so the result
+		// is recomputed, never doubled, stale or forged.
+		p.removeOwned(attrs)
 	}
-	model := res.Model
-	if model == "" && p.model.ResourceAttribute != "" {
-		if v, ok := resource.Get(p.model.ResourceAttribute); ok && v.Type() == pcommon.ValueTypeStr {
-			model = v.Str()
-		}
-	}
-	if model == "" {
-		model = p.model.Default
-	}
+	model := p.resolveModel(res, resource)
 
 	attrs.EnsureCapacity(attrs.Len() + 13 + 2*len(p.slos))
 	putSeconds(attrs, k.TTFT, res.TTFT)
@@ -355,6 +353,31 @@ func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batc
 			}
 		}
 	}
+}
+
+// removeOwned removes every key of the processor's namespace from attrs.
+func (p *llmSLOProcessor) removeOwned(attrs pcommon.Map) {
+	attrs.RemoveIf(func(key string, _ pcommon.Value) bool { return p.keys.Owns(key) })
+}
+
+// resolveModel returns the model name: the span's, else the resource
+// attribute, else the default. Invalid UTF-8 is repaired (and reported as
+// model:invalid_utf8) before it can become a metric label.
+func (p *llmSLOProcessor) resolveModel(res *derive.Result, resource pcommon.Map) string {
+	model := res.Model
+	if model == "" && p.model.ResourceAttribute != "" {
+		if v, ok := resource.Get(p.model.ResourceAttribute); ok && v.Type() == pcommon.ValueTypeStr {
+			model = v.Str()
+		}
+	}
+	if model == "" {
+		model = p.model.Default
+	}
+	if !utf8.ValidString(model) {
+		model = strings.ToValidUTF8(model, "\uFFFD")
+		res.Errors.Set(derive.FieldModel, derive.InvalidUTF8)
+	}
+	return model
 }
 
 func putSeconds(attrs pcommon.Map, key string, v derive.Value) {

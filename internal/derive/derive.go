@@ -17,6 +17,8 @@ type scratch struct {
 	vals       []pcommon.Value
 	eventCount []int
 	out        outputEvents
+	// owned: the span carries a key of the processor's namespace.
+	owned bool
 }
 
 func (t *Table) getScratch() *scratch {
@@ -32,6 +34,7 @@ func (t *Table) putScratch(s *scratch) {
 	clear(s.vals)
 	clear(s.eventCount)
 	s.out.reset()
+	s.owned = false
 	t.pool.Put(s)
 }
 
@@ -44,6 +47,9 @@ func (t *Table) scan(span ptrace.Span, s *scratch) {
 		if slot, ok := t.attrSlot[k]; ok && !s.has[slot] {
 			s.has[slot] = true
 			s.vals[slot] = v
+		}
+		if t.owned != nil && !s.owned && strings.HasPrefix(k, t.ownedPrefix) {
+			s.owned = t.owned(k)
 		}
 	}
 	if t.numEvents == 0 {
@@ -86,7 +92,8 @@ func (t *Table) classify(span ptrace.Span, s *scratch) *compiled {
 // Derive classifies span and, if a preset claims it, derives its values into
 // res and returns true. It returns false, at the cost of one scan of the
 // attribute keys and event names, for any other span. res is overwritten;
-// reuse it across calls.
+// reuse it across calls. res.Marked is set in both cases; the rest of res
+// only when Derive returns true.
 func (t *Table) Derive(span ptrace.Span, res *Result) bool {
 	return t.derive(span, nil, res)
 }
@@ -116,11 +123,12 @@ func (t *Table) derive(span ptrace.Span, steps *Steps, res *Result) bool {
 	t.scan(span, s)
 	c := t.classify(span, s)
 	if c == nil {
+		res.Marked = s.owned
 		return false
 	}
 	q, g, w := res.Qualifiers[:0], res.Gaps[:0], res.GapWeights[:0]
 	*res = Result{Preset: c.p.Name, PresetIndex: c.index, Layer: c.p.Layer, Qualifiers: q, Gaps: g, GapWeights: w,
-		Marked: t.markerSlot >= 0 && s.has[t.markerSlot]}
+		Marked: s.owned}
 	c.derive(t, span, s, steps, res)
 	return true
 }
