@@ -202,10 +202,15 @@ func FuzzAssembly(f *testing.F) {
 	cfg.TraceAssembly.MaxTraces = 4
 	cfg.TraceAssembly.MaxSteps = 16
 	cfg.TraceAssembly.MaxStepsPerTrace = 5
+	cfg.TraceAssembly.MaxHeldPerTrace = 2
+	cfg.TraceAssembly.MaxHeld = 5
 	names := []string{" Req 1a2b3c4d", "chat_completions", "decode_loop", "send_generation", "other"}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sink := new(consumertest.TracesSink)
-		p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
+		set := processortest.NewNopSettings(metadata.Type)
+		impl, err := newProcessor(set, cfg, sink)
+		require.NoError(t, err)
+		p, err := newTracesFromImpl(context.Background(), set, cfg, sink, impl)
 		require.NoError(t, err)
 		r := &fuzzReader{b: data}
 		sent := 0
@@ -234,6 +239,7 @@ func FuzzAssembly(f *testing.F) {
 			}
 			sent += td.SpanCount()
 			require.NoError(t, p.ConsumeTraces(context.Background(), td))
+			checkCounters(t, impl.asm)
 		}
 		require.NoError(t, p.Shutdown(context.Background()))
 		require.Equal(t, sent, sink.SpanCount())

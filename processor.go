@@ -164,7 +164,13 @@ func (p *llmSLOProcessor) assemble(span ptrace.Span, resource pcommon.Resource, 
 		p.write(span, resource.Attributes(), st)
 		return false
 	}
-	p.asm.hold(span, resource, scope, expected)
+	if !p.asm.hold(span, resource, scope, expected) {
+		// Held state is full: pass the span at once, derived from its own
+		// attributes, saying why its step timing is missing.
+		st.res.Errors.Set(derive.FieldITL, derive.Overflow)
+		p.write(span, resource.Attributes(), st)
+		return false
+	}
 	return true
 }
 
@@ -254,7 +260,8 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 		p.tel.record(ctx, st.counts)
 	}
 	if p.asm != nil {
-		p.asm.takeReleased(td, completed)
+		// A refused send keeps the spans for the next batch or tick.
+		_ = p.asm.emit(ctx, p.asm.takeReleased(completed))
 	}
 	if held > 0 && td.SpanCount() == 0 {
 		return td, processorhelper.ErrSkipProcessingData

@@ -45,10 +45,13 @@ const (
 	evictTraces evictReason = iota
 	evictStepsPerTrace
 	evictOrphanSteps
+	evictHeld
+	evictHeldPerTrace
+	evictRefused
 	numEvictReasons
 )
 
-var evictReasonNames = [numEvictReasons]string{"max_traces", "max_steps_per_trace", "request_never_arrived"}
+var evictReasonNames = [numEvictReasons]string{"max_traces", "max_steps_per_trace", "request_never_arrived", "max_held", "max_held_per_trace", "refused_downstream"}
 
 // batchCounts accumulates one batch's telemetry.
 type batchCounts struct {
