@@ -103,7 +103,9 @@ type flakyConsumer struct {
 	spans int
 }
 
-func (*flakyConsumer) Capabilities() consumer.Capabilities { return consumer.Capabilities{MutatesData: true} }
+func (*flakyConsumer) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: true}
+}
 
 func (f *flakyConsumer) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
 	if f.fail > 0 {
