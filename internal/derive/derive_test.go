@@ -155,6 +155,15 @@ func TestPresets(t *testing.T) {
 			ttft: k(0.1), e2e: k(1.0), tpot: k(0.9 / 99), itlMean: missing, itlMax: missing, out: 400,
 		},
 		{
+			// One token per sequence: neither TPOT nor ITL applies, judged
+			// per sequence (the summed count of 4 said ITL was missing).
+			name: "vllm n=4 of one token each",
+			span: newSpan("llm_request", 0, 1000, map[string]any{
+				"gen_ai.latency.time_to_first_token": 0.1, "gen_ai.latency.e2e": 1.0, "gen_ai.usage.completion_tokens": 4, "gen_ai.request.n": 4}),
+			preset: "vllm", layer: "server", origin: FromAttributes,
+			ttft: k(0.1), e2e: k(1.0), tpot: na, itlMean: na, itlMax: na, out: 4,
+		},
+		{
 			name: "engine TTFT wins over chunk events, ITL still from events",
 			span: newSpan("llm_request", 0, 300, map[string]any{
 				"gen_ai.latency.time_to_first_token": 0.05, "gen_ai.latency.e2e": 0.29, "gen_ai.usage.completion_tokens": 3},

@@ -204,13 +204,14 @@ func (r *request) e2e() {
 }
 
 // itl: the gaps between output times (their mean, max and every gap); else
-// the producer's mean; not applicable without a second output.
+// the producer's mean; not applicable without a second output, judged per
+// sequence (vLLM's n = k sequences of one token each have no gap).
 func (r *request) itl(tokenAware bool) {
 	res := r.res
 	switch {
 	case len(r.out.times) >= 2:
 		r.out.itl(tokenAware, res)
-	case r.nonStreaming() || len(r.out.times) == 1 || res.HasOutputTokens && res.OutputTokens <= 1:
+	case r.nonStreaming() || len(r.out.times) == 1 || res.HasOutputTokens && res.OutputTokens <= r.seqs:
 		res.ITLMean, res.ITLMax = notApplicable, notApplicable
 	default:
 		if v, ok := timingValue(r.c.itlMean, r.s, r.start, FieldITL, r.errs); ok && res.Stream == True {
