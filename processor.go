@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"sync"
-	"time"
 	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/component"
@@ -47,11 +46,6 @@ type llmSLOProcessor struct {
 	unregister func()
 }
 
-type compiledSLO struct {
-	*slo.SLO
-	metKey, violationsKey string
-}
-
 type batchState struct {
 	res     derive.Result
 	verdict slo.Verdict
@@ -73,17 +67,8 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*l
 
 		errorText: map[derive.Errors]string{},
 	}
-	k := p.keys
-	var sloNames []string
-	for _, sc := range cfg.SLOs {
-		p.slos = append(p.slos, compiledSLO{
-			SLO:           slo.New(sc.Name, sc.limits(), sc.Selector.compile()),
-			metKey:        k.SLOMet(sc.Name),
-			violationsKey: k.SLOViolations(sc.Name),
-		})
-		sloNames = append(sloNames, sc.Name)
-	}
-	if p.tel, err = newTelemetry(set.TelemetrySettings.MeterProvider, p.table.Presets(), sloNames); err != nil {
+	p.slos = cfg.compileSLOs(keys)
+	if p.tel, err = newTelemetry(set.TelemetrySettings.MeterProvider, p.table.Presets(), cfg.sloNames()); err != nil {
 		return nil, err
 	}
 	if cfg.TraceAssembly.Enabled {
@@ -125,14 +110,10 @@ func (p *llmSLOProcessor) releaseHeld(span ptrace.Span, resource pcommon.Map, st
 	p.tel.record(context.Background(), st.counts)
 }
 
-// join records an engine span's view for the client span of the same
-// trace, and writes that view onto a client span when the engine span came
-// first (the usual order: the engine finishes before its client does).
-func (p *llmSLOProcessor) join(span ptrace.Span, st *batchState) {
-	if st.res.Layer == preset.LayerServer {
-		p.asm.noteServer(span.TraceID(), &st.res)
-		return
-	}
+// addServerView writes the engine's view of the request onto a client span
+// when an engine span of the same trace came first (the usual order: the
+// engine finishes before its client does).
+func (p *llmSLOProcessor) addServerView(span ptrace.Span) {
 	if v := p.asm.serverViewOf(span.TraceID()); v != nil {
 		putSeconds(span.Attributes(), p.keys.ServerTTFT, v.ttft)
 		putSeconds(span.Attributes(), p.keys.ServerQueueTime, v.queueTime)
@@ -174,24 +155,6 @@ func (p *llmSLOProcessor) assemble(span ptrace.Span, resource pcommon.Resource, 
 	return true
 }
 
-func (sc *SLOConfig) limits() [5]slo.Threshold {
-	var l [5]slo.Threshold
-	for i, d := range []*time.Duration{sc.TTFT, sc.TPOT, sc.ITL, sc.E2E, sc.QueueTime} {
-		if d != nil {
-			l[i] = slo.Threshold{Seconds: d.Seconds(), Set: true}
-		}
-	}
-	return l
-}
-
-func (s *SelectorConfig) compile() slo.Selector {
-	sel := slo.Selector{Layer: s.Layer, Presets: s.Presets, Models: s.Models}
-	for _, a := range s.Attributes {
-		sel.Attributes = append(sel.Attributes, slo.AttributeMatch{Key: a.Key, Values: a.Values})
-	}
-	return sel
-}
-
 func (p *llmSLOProcessor) getState() *batchState {
 	if st, ok := p.state.Get().(*batchState); ok {
 		return st
@@ -207,53 +170,20 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
-		resource := rs.Resource().Attributes()
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j)
 			spans := ss.Spans()
 			st.held = st.held[:0] // indexes of held spans, ascending
 			for k := 0; k < spans.Len(); k++ {
-				span := spans.At(k)
-				claimed := p.table.Derive(span, &st.res)
-				if st.res.Marked {
-					if p.trust {
-						continue
-					}
-					if !claimed {
-						p.removeOwned(span.Attributes())
-					}
-				}
-				if !claimed {
-					continue
-				}
-				recorded = true
-				if p.asm != nil && p.table.PresetAt(st.res.PresetIndex).Steps != nil {
-					p.join(span, st)
-					if p.assemble(span, rs.Resource(), ss.Scope(), st) {
-						st.held = append(st.held, k)
-						held++
-					}
-					continue
-				}
-				p.write(span, resource, st)
-				if p.asm != nil {
-					p.join(span, st)
+				claimed, h := p.processSpan(spans.At(k), rs.Resource(), ss.Scope(), st)
+				recorded = recorded || claimed
+				if h {
+					st.held = append(st.held, k)
+					held++
 				}
 			}
-			if len(st.held) > 0 {
-				// The assembler keeps its own copy: take the span out of
-				// this batch. RemoveIf visits the spans in order.
-				k, next := 0, 0
-				spans.RemoveIf(func(ptrace.Span) bool {
-					remove := next < len(st.held) && st.held[next] == k
-					if remove {
-						next++
-					}
-					k++
-					return remove
-				})
-			}
+			removeAt(spans, st.held)
 		}
 	}
 	if recorded {
@@ -269,6 +199,56 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 	return td, nil
 }
 
+// processSpan derives and writes one span, or hands it to the trace
+// assembly. It reports whether a preset claimed the span and whether the
+// assembly held it (it keeps its own copy; the caller removes the span).
+func (p *llmSLOProcessor) processSpan(span ptrace.Span, resource pcommon.Resource, scope pcommon.InstrumentationScope, st *batchState) (claimed, held bool) {
+	claimed = p.table.Derive(span, &st.res)
+	if st.res.Marked {
+		if p.trust {
+			return false, false
+		}
+		if !claimed {
+			p.removeOwned(span.Attributes())
+		}
+	}
+	if !claimed {
+		return false, false
+	}
+	if p.asm == nil {
+		p.write(span, resource.Attributes(), st)
+		return true, false
+	}
+	if st.res.Layer == preset.LayerServer {
+		p.asm.noteServer(span.TraceID(), &st.res)
+	}
+	if p.table.PresetAt(st.res.PresetIndex).Steps != nil {
+		return true, p.assemble(span, resource, scope, st)
+	}
+	p.write(span, resource.Attributes(), st)
+	if st.res.Layer == preset.LayerClient {
+		p.addServerView(span)
+	}
+	return true, false
+}
+
+// removeAt removes the spans at the ascending indexes idx. RemoveIf visits
+// the spans in order.
+func removeAt(spans ptrace.SpanSlice, idx []int) {
+	if len(idx) == 0 {
+		return
+	}
+	k, next := 0, 0
+	spans.RemoveIf(func(ptrace.Span) bool {
+		remove := next < len(idx) && idx[next] == k
+		if remove {
+			next++
+		}
+		k++
+		return remove
+	})
+}
+
 func (p *llmSLOProcessor) putState(st *batchState) {
 	*st.counts = batchCounts{requests: clearRows(st.counts.requests), verdicts: clearRows(st.counts.verdicts)}
 	p.state.Put(st)
@@ -279,9 +259,9 @@ func clearRows[T any](rows []T) []T {
 	return rows
 }
 
-// write puts the derived values and verdicts on the span.
+// write puts the derived values and verdicts on the span, and counts them.
 func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batchState) {
-	res, k, attrs := &st.res, &p.keys, span.Attributes()
+	res, attrs := &st.res, span.Attributes()
 	if res.Marked {
 		// An earlier tier processed this span, or a client forged keys of
 		// the namespace: start from what the producer wrote, so the result
@@ -289,28 +269,23 @@ func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batc
 		p.removeOwned(attrs)
 	}
 	model := p.resolveModel(res, resource)
+	attrs.EnsureCapacity(attrs.Len() + contract.NumFixed + 2*len(p.slos))
+	p.writeValues(attrs, res, model)
+	st.counts.countRequest(res)
+	p.writeVerdicts(attrs, resource, model, st)
+}
 
-	attrs.EnsureCapacity(attrs.Len() + 13 + 2*len(p.slos))
+// writeValues writes the derived values, one key each (README, "Attributes
+// written"); a value that is not known is left out.
+func (p *llmSLOProcessor) writeValues(attrs pcommon.Map, res *derive.Result, model string) {
+	k := &p.keys
 	putSeconds(attrs, k.TTFT, res.TTFT)
 	putSeconds(attrs, k.TPOT, res.TPOT)
 	putSeconds(attrs, k.E2E, res.E2E)
 	putSeconds(attrs, k.ITLMean, res.ITLMean)
 	putSeconds(attrs, k.ITLMax, res.ITLMax)
 	putSeconds(attrs, k.QueueTime, res.QueueTime)
-	if len(res.Gaps) > 0 {
-		gaps := attrs.PutEmptySlice(k.ITLGaps)
-		gaps.EnsureCapacity(len(res.Gaps))
-		for _, g := range res.Gaps {
-			gaps.AppendEmpty().SetDouble(g)
-		}
-	}
-	if len(res.GapWeights) > 0 {
-		weights := attrs.PutEmptySlice(k.ITLGapWeights)
-		weights.EnsureCapacity(len(res.GapWeights))
-		for _, w := range res.GapWeights {
-			weights.AppendEmpty().SetInt(w)
-		}
-	}
+	putGaps(attrs, k, res)
 	if res.HasOutputTokens {
 		attrs.PutInt(k.OutputTokens, res.OutputTokens)
 	}
@@ -327,30 +302,40 @@ func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batc
 	attrs.PutStr(k.Source, p.table.Source(res))
 	if !res.Errors.Empty() {
 		attrs.PutStr(k.Error, p.errorString(&res.Errors))
-		for f := range res.Errors {
-			if r := res.Errors[f]; r != derive.NoReason {
-				st.counts.errors[f][r]++
-			}
+	}
+}
+
+// putGaps writes every gap and, when some weight is not 1, the weights.
+func putGaps(attrs pcommon.Map, k *contract.Keys, res *derive.Result) {
+	if len(res.Gaps) > 0 {
+		gaps := attrs.PutEmptySlice(k.ITLGaps)
+		gaps.EnsureCapacity(len(res.Gaps))
+		for _, g := range res.Gaps {
+			gaps.AppendEmpty().SetDouble(g)
 		}
 	}
-	st.counts.requests[res.PresetIndex][res.Origin]++
+	if len(res.GapWeights) > 0 {
+		weights := attrs.PutEmptySlice(k.ITLGapWeights)
+		weights.EnsureCapacity(len(res.GapWeights))
+		for _, w := range res.GapWeights {
+			weights.AppendEmpty().SetInt(w)
+		}
+	}
+}
 
+// writeVerdicts judges every SLO that selects the request and writes its
+// verdict: met (absent when unknown) and the violations.
+func (p *llmSLOProcessor) writeVerdicts(attrs, resource pcommon.Map, model string, st *batchState) {
+	res, v := &st.res, &st.verdict
 	for i := range p.slos {
 		s := &p.slos[i]
 		if !s.Selector.Selects(res, model, attrs, resource) {
 			continue
 		}
-		v := &st.verdict
 		s.Judge(res, v)
-		switch {
-		case !v.Decided:
-			st.counts.verdicts[i][outcomeUnknown]++
-		case v.Met:
-			attrs.PutBool(s.metKey, true)
-			st.counts.verdicts[i][outcomeMet]++
-		default:
-			attrs.PutBool(s.metKey, false)
-			st.counts.verdicts[i][outcomeViolated]++
+		st.counts.countVerdict(i, v)
+		if v.Decided {
+			attrs.PutBool(s.metKey, v.Met)
 		}
 		if len(v.Violations) > 0 {
 			list := attrs.PutEmptySlice(s.violationsKey)

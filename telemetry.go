@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmslo/llmslo/internal/derive"
 	"github.com/llmslo/llmslo/internal/metadata"
+	"github.com/llmslo/llmslo/internal/slo"
 )
 
 // telemetry is the processor's own metrics. Counts are summed per batch in a
@@ -112,6 +113,28 @@ func newTelemetry(mp metric.MeterProvider, presets, slos []string) (*telemetry, 
 		t.verdictAttrs = append(t.verdictAttrs, row)
 	}
 	return t, nil
+}
+
+// countRequest counts a written request and its errors.
+func (b *batchCounts) countRequest(res *derive.Result) {
+	b.requests[res.PresetIndex][res.Origin]++
+	for f, r := range res.Errors {
+		if r != derive.NoReason {
+			b.errors[f][r]++
+		}
+	}
+}
+
+// countVerdict counts SLO i's verdict.
+func (b *batchCounts) countVerdict(i int, v *slo.Verdict) {
+	switch {
+	case !v.Decided:
+		b.verdicts[i][outcomeUnknown]++
+	case v.Met:
+		b.verdicts[i][outcomeMet]++
+	default:
+		b.verdicts[i][outcomeViolated]++
+	}
 }
 
 func (t *telemetry) newBatch() *batchCounts {

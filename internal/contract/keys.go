@@ -101,14 +101,24 @@ func (k Keys) Owns(key string) bool {
 	if !ok {
 		return false
 	}
-	switch rest {
-	case SuffixTTFT, SuffixTPOT, SuffixE2E, SuffixITLMean, SuffixITLMax, SuffixITLGaps, SuffixITLGapWeights,
-		SuffixQueueTime, SuffixOutputTokens, SuffixInputTokens, SuffixModel, SuffixLayer, SuffixStream,
-		SuffixSource, SuffixServerTTFT, SuffixServerQueueTime, SuffixError:
-		return true
-	}
-	return strings.HasPrefix(rest, SuffixSLO)
+	return fixedSet[rest] || strings.HasPrefix(rest, SuffixSLO)
 }
+
+// fixed lists every key above after the prefix (not the SLO subtree).
+var fixed = [...]string{SuffixTTFT, SuffixTPOT, SuffixE2E, SuffixITLMean, SuffixITLMax, SuffixITLGaps,
+	SuffixITLGapWeights, SuffixQueueTime, SuffixOutputTokens, SuffixInputTokens, SuffixModel, SuffixLayer,
+	SuffixStream, SuffixSource, SuffixServerTTFT, SuffixServerQueueTime, SuffixError}
+
+var fixedSet = func() map[string]bool {
+	m := make(map[string]bool, len(fixed))
+	for _, s := range fixed {
+		m[s] = true
+	}
+	return m
+}()
+
+// NumFixed is the number of fixed keys: a writer reserves room for them.
+const NumFixed = len(fixed)
 
 // SLOMet is the bool attribute telling whether the request met SLO name.
 // It is absent when the verdict is unknown.

@@ -201,7 +201,3 @@ func (e *Errors) String() string {
 	})
 	return b.String()
 }
-
-// FieldNames and ReasonNames list the vocabulary, for documentation and tests.
-func FieldNames() []string  { return fieldNames[:] }
-func ReasonNames() []string { return reasonNames[1:] }
