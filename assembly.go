@@ -157,7 +157,7 @@ func (a *assembler) shutdown(ctx context.Context) error {
 }
 
 // recordSteps stores the step spans of a batch. It reports whether any
-// held request became complete; takeComplete then returns it.
+// held request became complete; takeReleased then returns it.
 func (a *assembler) recordSteps(td ptrace.Traces) bool {
 	if len(a.steps) == 0 {
 		return false

@@ -31,13 +31,28 @@ func (pc *PresetConfig) build() (*preset.Preset, error) {
 	if pc.Match != nil {
 		p.Match = preset.Match{Any: conds(pc.Match.Any), All: conds(pc.Match.All)}
 	}
-	a := pc.Attributes
+	err := pc.Attributes.applyTo(&p.Map)
+	if pc.Events != nil {
+		p.Ev = preset.Events{Chunk: slices.Clone(pc.Events.Chunk), FirstToken: slices.Clone(pc.Events.FirstToken), TokenCount: pc.Events.TokenCount}
+	}
+	if pc.TTFTNeedsStreamFlag != nil {
+		p.TTFTNeedsStreamFlag = *pc.TTFTNeedsStreamFlag
+	}
+	if verr := p.Validate(); verr != nil {
+		err = errors.Join(err, verr)
+	}
+	return p, err
+}
+
+// applyTo overrides m with every attribute list a sets, reporting every
+// error.
+func (a *AttributesConfig) applyTo(m *preset.Mapping) error {
 	var err error
 	for _, t := range []struct {
 		name string
 		src  []TimingConfig
 		dst  *[]preset.TimingAttr
-	}{{"ttft", a.TTFT, &p.Map.TTFT}, {"e2e", a.E2E, &p.Map.E2E}, {"itl_mean", a.ITLMean, &p.Map.ITLMean}, {"queue_time", a.QueueTime, &p.Map.QueueTime}} {
+	}{{"ttft", a.TTFT, &m.TTFT}, {"e2e", a.E2E, &m.E2E}, {"itl_mean", a.ITLMean, &m.ITLMean}, {"queue_time", a.QueueTime, &m.QueueTime}} {
 		if t.src == nil {
 			continue
 		}
@@ -56,21 +71,12 @@ func (pc *PresetConfig) build() (*preset.Preset, error) {
 	for _, l := range []struct {
 		src []string
 		dst *[]string
-	}{{a.OutputTokens, &p.Map.OutputTokens}, {a.InputTokens, &p.Map.InputTokens}, {a.RequestN, &p.Map.RequestN}, {a.Stream, &p.Map.Stream}, {a.Model, &p.Map.Model}} {
+	}{{a.OutputTokens, &m.OutputTokens}, {a.InputTokens, &m.InputTokens}, {a.RequestN, &m.RequestN}, {a.Stream, &m.Stream}, {a.Model, &m.Model}} {
 		if l.src != nil {
 			*l.dst = slices.Clone(l.src)
 		}
 	}
-	if pc.Events != nil {
-		p.Ev = preset.Events{Chunk: slices.Clone(pc.Events.Chunk), FirstToken: slices.Clone(pc.Events.FirstToken), TokenCount: pc.Events.TokenCount}
-	}
-	if pc.TTFTNeedsStreamFlag != nil {
-		p.TTFTNeedsStreamFlag = *pc.TTFTNeedsStreamFlag
-	}
-	if verr := p.Validate(); verr != nil {
-		err = errors.Join(err, verr)
-	}
-	return p, err
+	return err
 }
 
 func conds(cs []CondConfig) []preset.Cond {

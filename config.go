@@ -226,6 +226,23 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("presets: unknown preset %q: allowed values are %s", name, preset.NamesString()))
 		}
 	}
+	errs = append(errs, c.validateCustomPresets()...)
+	errs = append(errs, c.TraceAssembly.validate()...)
+	names := map[string]bool{}
+	for i := range c.SLOs {
+		field := fmt.Sprintf("slos[%d]", i)
+		if names[c.SLOs[i].Name] {
+			errs = append(errs, fmt.Errorf("%s.name: duplicate SLO name %q", field, c.SLOs[i].Name))
+		}
+		names[c.SLOs[i].Name] = true
+		errs = append(errs, c.SLOs[i].validate(field)...)
+		errs = append(errs, c.SLOs[i].Selector.validate(field+".selector", c.presetNames(), c.Presets)...)
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) validateCustomPresets() []error {
+	var errs []error
 	seen := map[string]bool{}
 	for i := range c.CustomPresets {
 		p := &c.CustomPresets[i]
@@ -237,56 +254,58 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("custom_presets[%d]: %w", i, err))
 		}
 	}
-	if ta := c.TraceAssembly; ta.Enabled {
-		if ta.Wait <= 0 {
-			errs = append(errs, fmt.Errorf("trace_assembly.wait: %v must be a positive duration such as 6s", ta.Wait))
-		}
-		for _, b := range []struct {
-			name string
-			v    int
-		}{{"max_traces", ta.MaxTraces}, {"max_steps_per_trace", ta.MaxStepsPerTrace}, {"max_steps", ta.MaxSteps},
-			{"max_held_per_trace", ta.MaxHeldPerTrace}, {"max_held", ta.MaxHeld}} {
-			if b.v <= 0 {
-				errs = append(errs, fmt.Errorf("trace_assembly.%s: %d must be positive", b.name, b.v))
-			}
-		}
-		if ta.MaxSteps > 0 && ta.MaxSteps < ta.MaxStepsPerTrace {
-			errs = append(errs, fmt.Errorf("trace_assembly.max_steps: %d must be at least max_steps_per_trace (%d), or one trace could never hold its steps", ta.MaxSteps, ta.MaxStepsPerTrace))
-		}
-		if ta.MaxHeld > 0 && ta.MaxHeld < ta.MaxHeldPerTrace {
-			errs = append(errs, fmt.Errorf("trace_assembly.max_held: %d must be at least max_held_per_trace (%d)", ta.MaxHeld, ta.MaxHeldPerTrace))
+	return errs
+}
+
+func (ta *TraceAssemblyConfig) validate() []error {
+	if !ta.Enabled {
+		return nil
+	}
+	var errs []error
+	if ta.Wait <= 0 {
+		errs = append(errs, fmt.Errorf("trace_assembly.wait: %v must be a positive duration such as 6s", ta.Wait))
+	}
+	for _, b := range []struct {
+		name string
+		v    int
+	}{{"max_traces", ta.MaxTraces}, {"max_steps_per_trace", ta.MaxStepsPerTrace}, {"max_steps", ta.MaxSteps},
+		{"max_held_per_trace", ta.MaxHeldPerTrace}, {"max_held", ta.MaxHeld}} {
+		if b.v <= 0 {
+			errs = append(errs, fmt.Errorf("trace_assembly.%s: %d must be positive", b.name, b.v))
 		}
 	}
-	names := map[string]bool{}
-	for i := range c.SLOs {
-		s := &c.SLOs[i]
-		field := fmt.Sprintf("slos[%d]", i)
-		if !sloName.MatchString(s.Name) {
-			errs = append(errs, fmt.Errorf("%s.name: %q must match %s (it becomes part of an attribute key)", field, s.Name, sloName))
-		}
-		if names[s.Name] {
-			errs = append(errs, fmt.Errorf("%s.name: duplicate SLO name %q", field, s.Name))
-		}
-		names[s.Name] = true
-		set := 0
-		for _, t := range []struct {
-			name string
-			d    *time.Duration
-		}{{"ttft", s.TTFT}, {"tpot", s.TPOT}, {"itl", s.ITL}, {"e2e", s.E2E}, {"queue_time", s.QueueTime}} {
-			if t.d == nil {
-				continue
-			}
-			set++
-			if *t.d <= 0 {
-				errs = append(errs, fmt.Errorf("%s.%s: %v must be a positive duration such as 500ms", field, t.name, *t.d))
-			}
-		}
-		if set == 0 {
-			errs = append(errs, fmt.Errorf("%s: set at least one of ttft, tpot, itl, e2e, queue_time", field))
-		}
-		errs = append(errs, s.Selector.validate(field+".selector", c.presetNames(), c.Presets)...)
+	if ta.MaxSteps > 0 && ta.MaxSteps < ta.MaxStepsPerTrace {
+		errs = append(errs, fmt.Errorf("trace_assembly.max_steps: %d must be at least max_steps_per_trace (%d), or one trace could never hold its steps", ta.MaxSteps, ta.MaxStepsPerTrace))
 	}
-	return errors.Join(errs...)
+	if ta.MaxHeld > 0 && ta.MaxHeld < ta.MaxHeldPerTrace {
+		errs = append(errs, fmt.Errorf("trace_assembly.max_held: %d must be at least max_held_per_trace (%d)", ta.MaxHeld, ta.MaxHeldPerTrace))
+	}
+	return errs
+}
+
+// validate checks one SLO's name and thresholds; field is "slos[i]".
+func (s *SLOConfig) validate(field string) []error {
+	var errs []error
+	if !sloName.MatchString(s.Name) {
+		errs = append(errs, fmt.Errorf("%s.name: %q must match %s (it becomes part of an attribute key)", field, s.Name, sloName))
+	}
+	set := 0
+	for _, t := range []struct {
+		name string
+		d    *time.Duration
+	}{{"ttft", s.TTFT}, {"tpot", s.TPOT}, {"itl", s.ITL}, {"e2e", s.E2E}, {"queue_time", s.QueueTime}} {
+		if t.d == nil {
+			continue
+		}
+		set++
+		if *t.d <= 0 {
+			errs = append(errs, fmt.Errorf("%s.%s: %v must be a positive duration such as 500ms", field, t.name, *t.d))
+		}
+	}
+	if set == 0 {
+		errs = append(errs, fmt.Errorf("%s: set at least one of ttft, tpot, itl, e2e, queue_time", field))
+	}
+	return errs
 }
 
 // sloNames lists the configured SLO names in order.
