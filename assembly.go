@@ -282,6 +282,30 @@ func (e *traceEntry) complete() bool {
 	return true
 }
 
+// stepsToWaitFor says whether a request waits for step spans and how many
+// complete it: one per output token after the first when the producer gives
+// a count and its first token is not a step (SGLang's decode steps), else
+// unknown (0: any step will do). A one-token output has no decode steps to
+// wait for.
+func stepsToWaitFor(p *preset.Preset, outputTokens int64, hasOutputTokens bool) (expected int64, wait bool) {
+	if p.Steps.FirstTokenFromSteps || !hasOutputTokens {
+		return 0, true
+	}
+	return outputTokens - 1, outputTokens > 1
+}
+
+// Steps is the derivation's hook (derive.StepSource): the steps recorded
+// for the span's trace when they complete the request, taken out of the
+// assembly; nil when the request waits for more, or waits for none.
+func (a *assembler) Steps(span ptrace.Span, p *preset.Preset, outputTokens int64, hasOutputTokens bool) *derive.Steps {
+	expected, wait := stepsToWaitFor(p, outputTokens, hasOutputTokens)
+	if !wait {
+		return nil
+	}
+	steps, _ := a.takeSteps(span.TraceID(), expected)
+	return steps
+}
+
 // takeSteps returns the steps recorded for the trace if they complete a
 // request expecting `expected` steps (0: any); the entry is then removed.
 func (a *assembler) takeSteps(id pcommon.TraceID, expected int64) (*derive.Steps, bool) {

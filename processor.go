@@ -60,22 +60,32 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*l
 	}
 	keys := contract.NewKeys(cfg.AttributePrefix)
 	p := &llmSLOProcessor{
-		table: derive.NewTable(presets, derive.Options{TokenAwareITL: cfg.TokenAwareITL, OwnedPrefix: keys.Prefix, Owned: keys.Owns}),
 		keys:  keys,
 		model: cfg.Model,
 		trust: cfg.TrustUpstream,
+		slos:  cfg.compileSLOs(keys),
 
 		errorText: map[derive.Errors]string{},
 	}
-	p.slos = cfg.compileSLOs(keys)
-	if p.tel, err = newTelemetry(set.TelemetrySettings.MeterProvider, p.table.Presets(), cfg.sloNames()); err != nil {
+	if p.tel, err = newTelemetry(set.TelemetrySettings.MeterProvider, presetNames(presets), cfg.sloNames()); err != nil {
 		return nil, err
 	}
+	opts := derive.Options{TokenAwareITL: cfg.TokenAwareITL, OwnedPrefix: keys.Prefix, Owned: keys.Owns}
 	if cfg.TraceAssembly.Enabled {
 		p.asm = newAssembler(cfg.TraceAssembly, presets, next, set.Logger, p.tel)
 		p.asm.release = p.releaseHeld
+		opts.Steps = p.asm
 	}
+	p.table = derive.NewTable(presets, opts)
 	return p, nil
+}
+
+func presetNames(presets []*preset.Preset) []string {
+	names := make([]string, 0, len(presets))
+	for _, pr := range presets {
+		names = append(names, pr.Name)
+	}
+	return names
 }
 
 func (p *llmSLOProcessor) start(context.Context, component.Host) error {
@@ -120,28 +130,12 @@ func (p *llmSLOProcessor) addServerView(span ptrace.Span) {
 	}
 }
 
-// expectedSteps is how many step spans complete a request: one per output
-// token after the first when the producer gives a count and its first token
-// is not a step (SGLang's decode steps), else unknown (0: any step will do).
-func expectedSteps(pr *preset.Preset, res *derive.Result) int64 {
-	if pr.Steps.FirstTokenFromSteps || !res.HasOutputTokens {
-		return 0
-	}
-	return res.OutputTokens - 1
-}
-
-// assemble handles a request span of a producer with step spans. It
-// reports whether the span was held back (removed from its batch).
+// assemble handles a request span of a producer with step spans, derived
+// already (from its steps when the assembly had them all). It reports
+// whether the span was held back (removed from its batch).
 func (p *llmSLOProcessor) assemble(span ptrace.Span, resource pcommon.Resource, scope pcommon.InstrumentationScope, st *batchState) bool {
-	pr := p.table.PresetAt(st.res.PresetIndex)
-	expected := expectedSteps(pr, &st.res)
-	if !pr.Steps.FirstTokenFromSteps && st.res.HasOutputTokens && expected <= 0 {
-		// A one-token output has no decode steps to wait for.
-		p.write(span, resource.Attributes(), st)
-		return false
-	}
-	if steps, ok := p.asm.takeSteps(span.TraceID(), expected); ok {
-		p.table.DeriveWithSteps(span, steps, &st.res)
+	expected, wait := stepsToWaitFor(p.table.PresetAt(st.res.PresetIndex), st.res.OutputTokens, st.res.HasOutputTokens)
+	if st.res.Assembled || !wait {
 		p.write(span, resource.Attributes(), st)
 		return false
 	}

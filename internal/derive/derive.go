@@ -1,7 +1,6 @@
 package derive
 
 import (
-	"slices"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -105,8 +104,17 @@ type Steps struct {
 	Counts []int64
 }
 
-// DeriveWithSteps is Derive for a request whose output times come from its
-// step spans rather than from its own events. steps may be empty.
+// StepSource is the trace assembly's one hook into the derivation. For a
+// span whose preset has step spans, Derive asks it, once the span's own
+// token count is read, for the steps that complete the request: the span is
+// then derived once, from them. It returns nil when they are not all there.
+type StepSource interface {
+	Steps(span ptrace.Span, p *preset.Preset, outputTokens int64, hasOutputTokens bool) *Steps
+}
+
+// DeriveWithSteps is Derive for a request whose output times come from the
+// given step spans rather than from its own events (a request the trace
+// assembly held, released). steps may be empty; the StepSource is not asked.
 func (t *Table) DeriveWithSteps(span ptrace.Span, steps *Steps, res *Result) bool {
 	if steps == nil {
 		steps = &Steps{}
@@ -155,15 +163,6 @@ func (t *Table) Source(res *Result) string {
 		return src
 	}
 	return src + "," + strings.Join(res.Qualifiers, ",")
-}
-
-// Presets returns the table's preset names, in matching order.
-func (t *Table) Presets() []string {
-	names := make([]string, len(t.presets))
-	for i := range t.presets {
-		names[i] = t.presets[i].p.Name
-	}
-	return slices.Clip(names)
 }
 
 func nanos(d uint64) float64 { return float64(d) / 1e9 }

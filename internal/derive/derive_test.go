@@ -368,3 +368,35 @@ func TestDroppedEvents(t *testing.T) {
 	assert.InDelta(t, 0.09, r.ITLMax.V, 1e-12)
 	assert.Equal(t, "events:dropped", r.Errors.String())
 }
+
+// fakeSteps is a StepSource that records what it was asked.
+type fakeSteps struct {
+	calls  int
+	tokens int64
+	steps  *Steps
+}
+
+func (f *fakeSteps) Steps(_ ptrace.Span, _ *preset.Preset, n int64, _ bool) *Steps {
+	f.calls++
+	f.tokens = n
+	return f.steps
+}
+
+// TestStepSource: for a preset with step spans, Derive asks the source
+// once, with the span's own token count, and derives from the steps it
+// returns; other presets never ask.
+func TestStepSource(t *testing.T) {
+	src := &fakeSteps{steps: &Steps{Times: []uint64{uint64(ms(300)), uint64(ms(360)), uint64(ms(390))}, Counts: []int64{-1, -1, -1}}}
+	table := NewTable(preset.Builtin(), Options{Steps: src})
+	var res Result
+	sglang := newSpan(" Req 5eed5eed", 0, 400, map[string]any{"rid": "5eed", "gen_ai.latency.time_to_first_token": 0.2,
+		"gen_ai.latency.e2e": 0.39, "gen_ai.usage.completion_tokens": 4})
+	require.True(t, table.Derive(sglang, &res))
+	assert.Equal(t, 1, src.calls)
+	assert.Equal(t, int64(4), src.tokens)
+	assert.True(t, res.Assembled)
+	assertSeconds(t, []float64{0.06, 0.03}, res.Gaps)
+	require.True(t, table.Derive(newSpan("llm_request", 0, 400, map[string]any{"gen_ai.latency.e2e": 0.39}), &res))
+	assert.Equal(t, 1, src.calls, "vllm has no step spans")
+	assert.False(t, res.Assembled)
+}

@@ -44,6 +44,11 @@ func (c *compiled) derive(t *Table, span ptrace.Span, s *scratch, steps *Steps, 
 	r := request{c: c, s: s, span: span, res: res, errs: &res.Errors, out: &s.out,
 		client: c.p.Layer == preset.LayerClient, ttftNs: -1, e2eNs: -1, seqs: 1}
 	r.checkSpan()
+	r.outputTokenAttr()
+	if steps == nil && t.steps != nil && c.p.Steps != nil {
+		steps = t.steps.Steps(span, c.p, res.OutputTokens, res.HasOutputTokens)
+	}
+	res.Assembled = steps != nil
 	r.collectOutputs(t, steps)
 	r.stream()
 	r.tokens()
@@ -131,11 +136,16 @@ func (r *request) stream() {
 // ITL.
 func (r *request) nonStreaming() bool { return r.client && r.res.Stream == False }
 
+// outputTokenAttr reads N from the producer's usage count.
+func (r *request) outputTokenAttr() {
+	r.res.OutputTokens, r.res.HasOutputTokens, _ = countValue(r.c.output, r.s, FieldOutputTokens, r.errs)
+}
+
 // tokens: N is the usage count, else the sum of the output times' token
 // counts; input tokens; the number of sequences N is summed over.
 func (r *request) tokens() {
 	c, s, res, errs := r.c, r.s, r.res, r.errs
-	n, hasN, _ := countValue(c.output, s, FieldOutputTokens, errs)
+	n, hasN := res.OutputTokens, res.HasOutputTokens
 	if !hasN && errs[FieldOutputTokens] == NoReason && len(r.out.times) > 0 {
 		if sum, reason := r.out.tokens(); reason != NoReason {
 			errs.Set(FieldOutputTokens, reason)

@@ -87,6 +87,8 @@ type Result struct {
 	Model  string
 	// Failed is true when the span's status is Error.
 	Failed bool
+	// Assembled is true when the output times came from step spans.
+	Assembled bool
 	// Marked is true when the span carries a key of the processor's
 	// namespace (Options.Owned): an earlier tier's, or a forgery.
 	Marked bool

@@ -31,6 +31,7 @@ type Table struct {
 	owned       func(string) bool
 
 	tokenAware bool
+	steps      StepSource
 	pool       sync.Pool // of *scratch
 }
 
@@ -80,11 +81,14 @@ type Options struct {
 	// presence, found in the same pass, is reported as Result.Marked.
 	OwnedPrefix string
 	Owned       func(key string) bool
+	// Steps, if set, is asked for the step spans of a request whose preset
+	// has them (the trace assembly).
+	Steps StepSource
 }
 
 // NewTable compiles presets, in matching order.
 func NewTable(presets []*preset.Preset, opts Options) *Table {
-	t := &Table{attrSlot: map[string]int{}, eventSlot: map[string]int{}, tokenAware: opts.TokenAwareITL}
+	t := &Table{attrSlot: map[string]int{}, eventSlot: map[string]int{}, tokenAware: opts.TokenAwareITL, steps: opts.Steps}
 	t.opSlot = t.attr(preset.OperationNameKey)
 	if opts.OwnedPrefix != "" && opts.Owned != nil {
 		t.ownedPrefix, t.owned = opts.OwnedPrefix, opts.Owned
