@@ -40,7 +40,7 @@ func checkCounters(t testing.TB, a *assembler) {
 	require.LessOrEqual(t, len(a.traces), a.cfg.MaxTraces)
 }
 
-func requestSpan(spans ptrace.SpanSlice, trace byte, tokens int64) ptrace.Span {
+func requestSpan(spans ptrace.SpanSlice, trace byte, tokens int64) {
 	s := spans.AppendEmpty()
 	s.SetName(" Req 1a2b3c4d")
 	s.SetTraceID(pcommon.TraceID{trace})
@@ -48,7 +48,6 @@ func requestSpan(spans ptrace.SpanSlice, trace byte, tokens int64) ptrace.Span {
 	s.SetEndTimestamp(t0 + 1e9)
 	s.Attributes().PutStr("rid", "x")
 	s.Attributes().PutInt("gen_ai.usage.completion_tokens", tokens)
-	return s
 }
 
 // TestAssemblyStepCounterExact: a step of the oldest trace arriving when

@@ -134,7 +134,7 @@ func TestAssemblyGolden(t *testing.T) {
 			got := h.sink.AllTraces()[0]
 			expectedFile := filepath.Join("testdata", "traces", dir, "expected.yaml")
 			if *update {
-				golden.WriteTracesToFile(expectedFile, got)
+				require.NoError(t, golden.WriteTracesToFile(expectedFile, got))
 			}
 			want, err := golden.ReadTraces(expectedFile)
 			require.NoError(t, err)

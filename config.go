@@ -20,7 +20,7 @@ type Config struct {
 	// writes. Default "llm.".
 	AttributePrefix string `mapstructure:"attribute_prefix"`
 
-	// Presets lists the built-in producer presets to recognise, in the
+	// Presets lists the built-in producer presets to recognize, in the
 	// built-in matching order. Empty means all of them. Listing fewer narrows
 	// which spans are treated as LLM requests.
 	Presets []string `mapstructure:"presets"`
@@ -152,7 +152,7 @@ type PresetConfig struct {
 	_ struct{}
 }
 
-// MatchConfig recognises the producer's spans: one of Any and all of All.
+// MatchConfig recognizes the producer's spans: one of Any and all of All.
 type MatchConfig struct {
 	Any []CondConfig `mapstructure:"any"`
 	All []CondConfig `mapstructure:"all"`

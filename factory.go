@@ -1,5 +1,5 @@
 // Package llmsloprocessor is an OpenTelemetry Collector traces processor,
-// type "llm_slo", that recognises LLM request spans, derives their TTFT,
+// type "llm_slo", that recognizes LLM request spans, derives their TTFT,
 // TPOT, ITL, E2E and queue time, judges them against configured SLOs and
 // writes the results onto the span. See the README for the attribute
 // contract and the formulas.

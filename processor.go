@@ -67,7 +67,7 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*l
 
 		errorText: map[derive.Errors]string{},
 	}
-	if p.tel, err = newTelemetry(set.TelemetrySettings.MeterProvider, presetNames(presets), cfg.sloNames()); err != nil {
+	if p.tel, err = newTelemetry(set.MeterProvider, presetNames(presets), cfg.sloNames()); err != nil {
 		return nil, err
 	}
 	opts := derive.Options{TokenAwareITL: cfg.TokenAwareITL, OwnedPrefix: keys.Prefix, Owned: keys.Owns}

@@ -76,7 +76,7 @@ const (
 )
 
 var instruments = [numInstruments]instrument{
-	instRequests:  {"otelcol_processor_llm_slo_requests", "{span}", "LLM request spans recognised, by producer preset and by where TTFT/E2E came from (origin)."},
+	instRequests:  {"otelcol_processor_llm_slo_requests", "{span}", "LLM request spans recognized, by producer preset and by where TTFT/E2E came from (origin)."},
 	instErrors:    {"otelcol_processor_llm_slo_errors", "{error}", "Values that could not be derived or were repaired, by field and reason (the llm.metrics.error entries)."},
 	instVerdicts:  {"otelcol_processor_llm_slo_verdicts", "{verdict}", "SLO verdicts written, by SLO and outcome (met, violated, unknown)."},
 	instHeld:      {"otelcol_processor_llm_slo_assembly_held", "{span}", "Request spans held back by the trace assembly until their step spans arrived or the wait passed."},
@@ -107,7 +107,7 @@ func newTelemetry(mp metric.MeterProvider, presets, slos []string) (*telemetry, 
 	}
 	for f := range derive.NumFields {
 		for r := range derive.NumReasons {
-			t.errorAttrs[f][r] = attrSet("field", derive.Field(f).String(), "reason", derive.Reason(r).String())
+			t.errorAttrs[f][r] = attrSet("field", f.String(), "reason", r.String())
 		}
 	}
 	for _, s := range slos {

@@ -138,7 +138,7 @@ func (r *request) nonStreaming() bool { return r.client && r.res.Stream == False
 
 // outputTokenAttr reads N from the producer's usage count.
 func (r *request) outputTokenAttr() {
-	r.res.OutputTokens, r.res.HasOutputTokens, _ = countValue(r.c.output, r.s, FieldOutputTokens, r.errs)
+	r.res.OutputTokens, r.res.HasOutputTokens = countValue(r.c.output, r.s, FieldOutputTokens, r.errs)
 }
 
 // tokens: N is the usage count, else the sum of the output times' token
@@ -159,8 +159,8 @@ func (r *request) tokens() {
 		}
 	}
 	res.OutputTokens, res.HasOutputTokens = n, hasN
-	res.InputTokens, res.HasInputTokens, _ = countValue(c.input, s, FieldInputTokens, errs)
-	if k, ok, _ := countValue(c.reqN, s, FieldRequestN, errs); ok && k > 1 {
+	res.InputTokens, res.HasInputTokens = countValue(c.input, s, FieldInputTokens, errs)
+	if k, ok := countValue(c.reqN, s, FieldRequestN, errs); ok && k > 1 {
 		r.seqs = k
 		res.Qualifiers = append(res.Qualifiers, "n="+strconv.FormatInt(k, 10))
 	}

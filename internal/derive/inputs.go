@@ -41,7 +41,9 @@ func timingValue(ts []timing, s *scratch, start uint64, f Field, errs *Errors) (
 }
 
 // countValue reads the first present token-count attribute of slots.
-func countValue(slots []countSlot, s *scratch, f Field, errs *Errors) (int64, bool, bool) {
+// It reports false when none is present or the one present is bad (the
+// reason recorded in errs).
+func countValue(slots []countSlot, s *scratch, f Field, errs *Errors) (int64, bool) {
 	var v pcommon.Value
 	found := false
 	for _, cs := range slots {
@@ -57,12 +59,12 @@ func countValue(slots []countSlot, s *scratch, f Field, errs *Errors) (int64, bo
 		break
 	}
 	if !found {
-		return 0, false, false
+		return 0, false
 	}
 	n, r := parseCount(v)
 	if r != NoReason {
 		errs.Set(f, r)
-		return 0, false, true
+		return 0, false
 	}
-	return n, true, true
+	return n, true
 }

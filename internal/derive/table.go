@@ -26,7 +26,7 @@ type Table struct {
 	numAttrs  int
 	numEvents int
 	opSlot    int
-	// ownedPrefix and owned recognise the processor's own keys (Options).
+	// ownedPrefix and owned recognize the processor's own keys (Options).
 	ownedPrefix string
 	owned       func(string) bool
 
@@ -76,7 +76,7 @@ type Options struct {
 	// spreading it over the tokens it delivered (SGLang's native backend,
 	// DistServe). Off: one gap per chunk (vLLM, the GenAI conventions).
 	TokenAwareITL bool
-	// OwnedPrefix and Owned, if set, recognise the processor's own keys
+	// OwnedPrefix and Owned, if set, recognize the processor's own keys
 	// (Owned is asked only about keys starting with OwnedPrefix): their
 	// presence, found in the same pass, is reported as Result.Marked.
 	OwnedPrefix string

@@ -186,7 +186,7 @@ func ParseDuration(s string) (float64, bool) {
 		}
 		s = s[i:]
 		j := 0
-		for j < len(s) && !(s[j] >= '0' && s[j] <= '9' || s[j] == '.') {
+		for j < len(s) && (s[j] < '0' || s[j] > '9') && s[j] != '.' {
 			j++
 		}
 		var scale float64

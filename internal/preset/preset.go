@@ -1,4 +1,4 @@
-// Package preset describes, per LLM telemetry producer, how to recognise its
+// Package preset describes, per LLM telemetry producer, how to recognize its
 // request spans and where each latency input lives on them. A preset is data,
 // not code: the derivation in package derive reads any preset the same way,
 // and a user-defined preset in the configuration is as capable as a built-in.
@@ -114,7 +114,7 @@ type Cond struct {
 	Event            string   // a span event of this name is present
 }
 
-// Match recognises a producer's request spans: the span must satisfy at
+// Match recognizes a producer's request spans: the span must satisfy at
 // least one of Any and every one of All.
 type Match struct {
 	Any []Cond
