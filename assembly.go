@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
@@ -27,8 +28,10 @@ import (
 // derived at once. Otherwise it is taken out of its batch and held until its
 // steps complete or Wait passes, then emitted downstream: appended to a
 // later batch when its last steps arrive, or on its own at the deadline.
-// Memory is bounded by MaxTraces and MaxSteps; what is evicted is counted and
-// the affected request is marked in llm.metrics.error.
+// Memory is bounded by MaxTraces, MaxSteps and MaxHeld (per trace and in
+// total); what is evicted is counted and the affected request is marked in
+// llm.metrics.error. Released spans that the next consumer refuses with a
+// retryable error are kept (within MaxHeld) and sent again on the next tick.
 type assembler struct {
 	cfg    TraceAssemblyConfig
 	steps  map[string]*preset.Steps // step span name -> how to read it
@@ -41,15 +44,18 @@ type assembler struct {
 
 	mu     sync.Mutex
 	traces map[pcommon.TraceID]*traceEntry
-	// released holds request spans let go outside expiry (an eviction, or
-	// a request of the same trace taking the steps), until the batch being
-	// processed (or the next expiry) carries them downstream.
+	// released holds request spans let go and not yet delivered: by an
+	// eviction, by a request of the same trace taking the steps, or refused
+	// by the next consumer. The next batch or tick sends them.
 	released   ptrace.Traces
 	byAge      list.List // of *traceEntry, oldest first
 	totalSteps int
+	// totalHeld counts the held request spans of every entry.
+	totalHeld int
 
-	stop chan struct{}
-	done chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
 }
 
 type step struct {
@@ -126,28 +132,32 @@ func (a *assembler) start() {
 			case <-a.stop:
 				return
 			case <-t.C:
-				a.emit(context.Background(), a.expire(a.now(), false))
+				_ = a.emit(context.Background(), a.expire(a.now(), false))
 			}
 		}
 	}()
 }
 
-// shutdown stops the ticker and emits every held span.
+// shutdown stops the ticker and emits every held span. It is safe to call
+// more than once and without start, as the component contract requires.
 func (a *assembler) shutdown(ctx context.Context) error {
-	if a.stop != nil {
-		close(a.stop)
+	a.stopOnce.Do(func() {
+		if a.stop != nil {
+			close(a.stop)
+		}
+	})
+	if a.done != nil {
 		select {
 		case <-a.done:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
-	a.emit(ctx, a.expire(time.Time{}, true))
-	return nil
+	return a.emit(ctx, a.expire(time.Time{}, true))
 }
 
 // recordSteps stores the step spans of a batch. It reports whether any
-// held request became complete; takeComplete then returns it.
+// held request became complete; takeReleased then returns it.
 func (a *assembler) recordSteps(td ptrace.Traces) bool {
 	if len(a.steps) == 0 {
 		return false
@@ -211,27 +221,37 @@ func (a *assembler) addStep(e *traceEntry, s step) {
 		e.truncated = true
 		return
 	}
-	for a.totalSteps >= a.cfg.MaxSteps && a.byAge.Len() > 0 {
-		if a.byAge.Front().Value.(*traceEntry) == e && a.byAge.Len() == 1 {
+	for a.totalSteps >= a.cfg.MaxSteps {
+		// Evict the oldest trace other than e: evicting e itself would
+		// leave the step being added on an entry no longer counted.
+		oldest := a.byAge.Front()
+		if oldest != nil && oldest.Value.(*traceEntry) == e {
+			oldest = oldest.Next()
+		}
+		if oldest == nil {
 			e.truncated = true
 			return
 		}
-		a.evictOldest()
+		a.evict(oldest.Value.(*traceEntry))
 	}
 	e.steps = append(e.steps, s)
 	e.maxCounter = max(e.maxCounter, s.counter)
 	a.totalSteps++
 }
 
-// evictOldest drops the oldest trace. Its held request spans are emitted
-// with the steps seen so far, marked as evicted. Caller holds mu.
-func (a *assembler) evictOldest() {
-	e := a.byAge.Front().Value.(*traceEntry)
+// evictOldest drops the oldest trace. Caller holds mu.
+func (a *assembler) evictOldest() { a.evict(a.byAge.Front().Value.(*traceEntry)) }
+
+// evict drops trace e. Its held request spans are released with the steps
+// seen so far, marked as evicted. Caller holds mu.
+func (a *assembler) evict(e *traceEntry) {
 	a.remove(e)
 	a.tel.evictions.Add(context.Background(), 1, a.tel.evictionAttrs[evictTraces])
 	a.releaseInto(a.released, e, true)
 }
 
+// remove takes e out of the map, the age list and the step count; its held
+// spans leave the count when releaseInto releases them.
 func (a *assembler) remove(e *traceEntry) {
 	a.byAge.Remove(e.elem)
 	delete(a.traces, e.id)
@@ -262,6 +282,30 @@ func (e *traceEntry) complete() bool {
 	return true
 }
 
+// stepsToWaitFor says whether a request waits for step spans and how many
+// complete it: one per output token after the first when the producer gives
+// a count and its first token is not a step (SGLang's decode steps), else
+// unknown (0: any step will do). A one-token output has no decode steps to
+// wait for.
+func stepsToWaitFor(p *preset.Preset, outputTokens int64, hasOutputTokens bool) (expected int64, wait bool) {
+	if p.Steps.FirstTokenFromSteps || !hasOutputTokens {
+		return 0, true
+	}
+	return outputTokens - 1, outputTokens > 1
+}
+
+// Steps is the derivation's hook (derive.StepSource): the steps recorded
+// for the span's trace when they complete the request, taken out of the
+// assembly; nil when the request waits for more, or waits for none.
+func (a *assembler) Steps(span ptrace.Span, p *preset.Preset, outputTokens int64, hasOutputTokens bool) *derive.Steps {
+	expected, wait := stepsToWaitFor(p, outputTokens, hasOutputTokens)
+	if !wait {
+		return nil
+	}
+	steps, _ := a.takeSteps(span.TraceID(), expected)
+	return steps
+}
+
 // takeSteps returns the steps recorded for the trace if they complete a
 // request expecting `expected` steps (0: any); the entry is then removed.
 func (a *assembler) takeSteps(id pcommon.TraceID, expected int64) (*derive.Steps, bool) {
@@ -284,29 +328,46 @@ func (a *assembler) takeSteps(id pcommon.TraceID, expected int64) (*derive.Steps
 	return e.toSteps(), true
 }
 
-// hold keeps a copy of span until its steps arrive or the wait passes.
-func (a *assembler) hold(span ptrace.Span, resource pcommon.Resource, scope pcommon.InstrumentationScope, expected int64) {
+// hold keeps a copy of span until its steps arrive or the wait passes. It
+// reports false, keeping nothing, when the trace or the assembler already
+// holds as many request spans as its bounds allow.
+func (a *assembler) hold(span ptrace.Span, resource pcommon.Resource, scope pcommon.InstrumentationScope, expected int64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e, ok := a.traces[span.TraceID()]
+	switch {
+	case a.totalHeld >= a.cfg.MaxHeld:
+		a.tel.evictions.Add(context.Background(), 1, a.tel.evictionAttrs[evictHeld])
+		return false
+	case ok && len(e.held) >= a.cfg.MaxHeldPerTrace:
+		a.tel.evictions.Add(context.Background(), 1, a.tel.evictionAttrs[evictHeldPerTrace])
+		return false
+	}
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	resource.CopyTo(rs.Resource())
 	ss := rs.ScopeSpans().AppendEmpty()
 	scope.CopyTo(ss.Scope())
 	span.CopyTo(ss.Spans().AppendEmpty())
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	e := a.entry(span.TraceID())
+	e = a.entry(span.TraceID())
 	e.held = append(e.held, heldSpan{td: td, deadline: a.now().Add(a.cfg.Wait), expected: expected})
+	a.totalHeld++
 	a.tel.held.Add(context.Background(), 1)
+	return true
 }
 
-// takeReleased moves into out the requests released by evictions and, if
-// complete is set, the held requests whose steps are now complete.
-func (a *assembler) takeReleased(out ptrace.Traces, complete bool) {
+// takeReleased returns the requests released so far (evictions, refused
+// sends) and, if complete is set, the held requests whose steps are now
+// complete. They are sent on their own, not inside the caller's batch: if
+// the next consumer refused that batch, its sender would retry its own
+// spans only, and these would be lost.
+func (a *assembler) takeReleased(complete bool) ptrace.Traces {
+	out := ptrace.NewTraces()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.released.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
 	if !complete {
-		return
+		return out
 	}
 	for _, e := range a.traces {
 		if len(e.held) > 0 && e.complete() {
@@ -314,6 +375,7 @@ func (a *assembler) takeReleased(out ptrace.Traces, complete bool) {
 			a.releaseInto(out, e, false)
 		}
 	}
+	return out
 }
 
 // expire releases held requests past their deadline (all of them when all
@@ -357,16 +419,34 @@ func (a *assembler) releaseInto(out ptrace.Traces, e *traceEntry, evicted bool) 
 		a.release(span, rs.Resource().Attributes(), steps, evicted || e.truncated)
 		rs.MoveTo(out.ResourceSpans().AppendEmpty())
 	}
+	a.totalHeld -= len(e.held)
 	e.held = nil
 }
 
-func (a *assembler) emit(ctx context.Context, td ptrace.Traces) {
-	if td.SpanCount() == 0 {
-		return
+// emit sends released request spans downstream. They were acknowledged to
+// their sender when they were held, so a retryable refusal must not lose
+// them: they go back to the released set (within MaxHeld) for the next
+// batch or tick. A permanent error, or a full set, drops them, logged and
+// counted. The error is returned for shutdown to report.
+func (a *assembler) emit(ctx context.Context, td ptrace.Traces) error {
+	n := td.SpanCount()
+	if n == 0 {
+		return nil
 	}
-	if err := a.next.ConsumeTraces(ctx, td); err != nil {
-		a.logger.Warn("failed to send held LLM request spans downstream", zap.Error(err), zap.Int("spans", td.SpanCount()))
+	err := a.next.ConsumeTraces(ctx, td)
+	if err == nil {
+		return nil
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !consumererror.IsPermanent(err) && a.released.SpanCount()+n <= a.cfg.MaxHeld {
+		td.ResourceSpans().MoveAndAppendTo(a.released.ResourceSpans())
+		a.logger.Debug("held LLM request spans refused downstream; retrying with the next batch", zap.Error(err), zap.Int("spans", n))
+		return err
+	}
+	a.tel.evictions.Add(context.Background(), int64(n), a.tel.evictionAttrs[evictRefused])
+	a.logger.Warn("dropping held LLM request spans refused downstream", zap.Error(err), zap.Int("spans", n))
+	return err
 }
 
 // toSteps sorts the steps by time and turns counters into per-step token

@@ -11,7 +11,6 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/ptracetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -59,7 +58,7 @@ func (h *assemblyHarness) consume(td ptrace.Traces) {
 // advance moves the clock and releases what is due.
 func (h *assemblyHarness) advance(d time.Duration) {
 	h.now = h.now.Add(d)
-	h.impl.asm.emit(context.Background(), h.impl.asm.expire(h.now, false))
+	_ = h.impl.asm.emit(context.Background(), h.impl.asm.expire(h.now, false))
 }
 
 // spans returns every span that reached the sink, by name.
@@ -135,7 +134,7 @@ func TestAssemblyGolden(t *testing.T) {
 			got := h.sink.AllTraces()[0]
 			expectedFile := filepath.Join("testdata", "traces", dir, "expected.yaml")
 			if *update {
-				golden.WriteTracesToFile(expectedFile, got)
+				require.NoError(t, golden.WriteTracesToFile(expectedFile, got))
 			}
 			want, err := golden.ReadTraces(expectedFile)
 			require.NoError(t, err)
@@ -299,16 +298,6 @@ func TestAssemblyMemoryFlat(t *testing.T) {
 	assert.LessOrEqual(t, len(h.impl.asm.traces), 1000)
 }
 
-func TestAssemblyStartShutdown(t *testing.T) {
-	cfg, err := loadConfig(t, "assembly")
-	require.NoError(t, err)
-	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
-	require.NoError(t, err)
-	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
-	require.NoError(t, p.Shutdown(context.Background()))
-	processortest.VerifyShutdown(t, NewFactory(), cfg)
-}
-
 // TestAssemblyJoin: the engine's queue time and TTFT reach the client span
 // of the same trace; each span keeps its own layer, so the connector counts
 // the request once per layer.
@@ -369,8 +358,10 @@ func TestAssemblySpeculativeSteps(t *testing.T) {
 	h.consume(root)
 	got := h.spans()[" Req 5eed5eed"]
 	require.Len(t, got, 1, "released at once: the counter reached the 6 decode tokens")
-	// Gaps 60 ms and 30 ms over 2 tokens each: 30, 30, 15, 15 ms.
-	assert.InDeltaSlice(t, []float64{0.03, 0.03, 0.015, 0.015}, doubles(t, got[0], "llm.itl.gaps"), 1e-9)
+	// Gaps 60 ms and 30 ms over 2 tokens each: 30 ms and 15 ms, weight 2.
+	assert.InDeltaSlice(t, []float64{0.03, 0.015}, doubles(t, got[0], "llm.itl.gaps"), 1e-9)
+	weights, _ := got[0].Attributes().Get("llm.itl.gap_weights")
+	assert.Equal(t, []any{int64(2), int64(2)}, weights.Slice().AsRaw())
 	assert.InDelta(t, 0.03, num(t, got[0], "llm.itl.max"), 1e-9)
 	assert.InDelta(t, 0.0225, num(t, got[0], "llm.itl.mean"), 1e-9)
 }

@@ -20,7 +20,7 @@ type Config struct {
 	// writes. Default "llm.".
 	AttributePrefix string `mapstructure:"attribute_prefix"`
 
-	// Presets lists the built-in producer presets to recognise, in the
+	// Presets lists the built-in producer presets to recognize, in the
 	// built-in matching order. Empty means all of them. Listing fewer narrows
 	// which spans are treated as LLM requests.
 	Presets []string `mapstructure:"presets"`
@@ -39,6 +39,15 @@ type Config struct {
 
 	// SLOs are judged on every selected request span.
 	SLOs []SLOConfig `mapstructure:"slos"`
+
+	// TrustUpstream keeps the attributes of this processor's namespace that
+	// a span already carries (an earlier collector tier's) as they are: such
+	// a span is passed on untouched, not derived again. Off (the default),
+	// every such key that this processor did not write in this pass is
+	// removed, and an LLM span is derived again from the producer's inputs,
+	// so no client can forge a value or a verdict. Turn it on only when
+	// every sender of this pipeline is a collector running this processor.
+	TrustUpstream bool `mapstructure:"trust_upstream"`
 
 	// TraceAssembly joins per-step child spans (SGLang decode_loop, TGI
 	// send_generation) to their request span. Off by default: it makes the
@@ -64,6 +73,11 @@ type TraceAssemblyConfig struct {
 	// MaxSteps bounds the step timestamps kept over all traces (16 bytes
 	// each).
 	MaxSteps int `mapstructure:"max_steps"`
+	// MaxHeldPerTrace bounds the request spans held for one trace; a
+	// request beyond it passes at once, derived from its own attributes.
+	MaxHeldPerTrace int `mapstructure:"max_held_per_trace"`
+	// MaxHeld bounds the request spans held over all traces.
+	MaxHeld int `mapstructure:"max_held"`
 
 	_ struct{}
 }
@@ -138,7 +152,7 @@ type PresetConfig struct {
 	_ struct{}
 }
 
-// MatchConfig recognises the producer's spans: one of Any and all of All.
+// MatchConfig recognizes the producer's spans: one of Any and all of All.
 type MatchConfig struct {
 	Any []CondConfig `mapstructure:"any"`
 	All []CondConfig `mapstructure:"all"`
@@ -212,6 +226,23 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("presets: unknown preset %q: allowed values are %s", name, preset.NamesString()))
 		}
 	}
+	errs = append(errs, c.validateCustomPresets()...)
+	errs = append(errs, c.TraceAssembly.validate()...)
+	names := map[string]bool{}
+	for i := range c.SLOs {
+		field := fmt.Sprintf("slos[%d]", i)
+		if names[c.SLOs[i].Name] {
+			errs = append(errs, fmt.Errorf("%s.name: duplicate SLO name %q", field, c.SLOs[i].Name))
+		}
+		names[c.SLOs[i].Name] = true
+		errs = append(errs, c.SLOs[i].validate(field)...)
+		errs = append(errs, c.SLOs[i].Selector.validate(field+".selector", c.presetNames(), c.Presets)...)
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) validateCustomPresets() []error {
+	var errs []error
 	seen := map[string]bool{}
 	for i := range c.CustomPresets {
 		p := &c.CustomPresets[i]
@@ -223,49 +254,67 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("custom_presets[%d]: %w", i, err))
 		}
 	}
-	if ta := c.TraceAssembly; ta.Enabled {
-		if ta.Wait <= 0 {
-			errs = append(errs, fmt.Errorf("trace_assembly.wait: %v must be a positive duration such as 6s", ta.Wait))
-		}
-		for _, b := range []struct {
-			name string
-			v    int
-		}{{"max_traces", ta.MaxTraces}, {"max_steps_per_trace", ta.MaxStepsPerTrace}, {"max_steps", ta.MaxSteps}} {
-			if b.v <= 0 {
-				errs = append(errs, fmt.Errorf("trace_assembly.%s: %d must be positive", b.name, b.v))
-			}
+	return errs
+}
+
+func (ta *TraceAssemblyConfig) validate() []error {
+	if !ta.Enabled {
+		return nil
+	}
+	var errs []error
+	if ta.Wait <= 0 {
+		errs = append(errs, fmt.Errorf("trace_assembly.wait: %v must be a positive duration such as 6s", ta.Wait))
+	}
+	for _, b := range []struct {
+		name string
+		v    int
+	}{{"max_traces", ta.MaxTraces}, {"max_steps_per_trace", ta.MaxStepsPerTrace}, {"max_steps", ta.MaxSteps},
+		{"max_held_per_trace", ta.MaxHeldPerTrace}, {"max_held", ta.MaxHeld}} {
+		if b.v <= 0 {
+			errs = append(errs, fmt.Errorf("trace_assembly.%s: %d must be positive", b.name, b.v))
 		}
 	}
-	names := map[string]bool{}
+	if ta.MaxSteps > 0 && ta.MaxSteps < ta.MaxStepsPerTrace {
+		errs = append(errs, fmt.Errorf("trace_assembly.max_steps: %d must be at least max_steps_per_trace (%d), or one trace could never hold its steps", ta.MaxSteps, ta.MaxStepsPerTrace))
+	}
+	if ta.MaxHeld > 0 && ta.MaxHeld < ta.MaxHeldPerTrace {
+		errs = append(errs, fmt.Errorf("trace_assembly.max_held: %d must be at least max_held_per_trace (%d)", ta.MaxHeld, ta.MaxHeldPerTrace))
+	}
+	return errs
+}
+
+// validate checks one SLO's name and thresholds; field is "slos[i]".
+func (s *SLOConfig) validate(field string) []error {
+	var errs []error
+	if !sloName.MatchString(s.Name) {
+		errs = append(errs, fmt.Errorf("%s.name: %q must match %s (it becomes part of an attribute key)", field, s.Name, sloName))
+	}
+	set := 0
+	for _, t := range []struct {
+		name string
+		d    *time.Duration
+	}{{"ttft", s.TTFT}, {"tpot", s.TPOT}, {"itl", s.ITL}, {"e2e", s.E2E}, {"queue_time", s.QueueTime}} {
+		if t.d == nil {
+			continue
+		}
+		set++
+		if *t.d <= 0 {
+			errs = append(errs, fmt.Errorf("%s.%s: %v must be a positive duration such as 500ms", field, t.name, *t.d))
+		}
+	}
+	if set == 0 {
+		errs = append(errs, fmt.Errorf("%s: set at least one of ttft, tpot, itl, e2e, queue_time", field))
+	}
+	return errs
+}
+
+// sloNames lists the configured SLO names in order.
+func (c *Config) sloNames() []string {
+	names := make([]string, 0, len(c.SLOs))
 	for i := range c.SLOs {
-		s := &c.SLOs[i]
-		field := fmt.Sprintf("slos[%d]", i)
-		if !sloName.MatchString(s.Name) {
-			errs = append(errs, fmt.Errorf("%s.name: %q must match %s (it becomes part of an attribute key)", field, s.Name, sloName))
-		}
-		if names[s.Name] {
-			errs = append(errs, fmt.Errorf("%s.name: duplicate SLO name %q", field, s.Name))
-		}
-		names[s.Name] = true
-		set := 0
-		for _, t := range []struct {
-			name string
-			d    *time.Duration
-		}{{"ttft", s.TTFT}, {"tpot", s.TPOT}, {"itl", s.ITL}, {"e2e", s.E2E}, {"queue_time", s.QueueTime}} {
-			if t.d == nil {
-				continue
-			}
-			set++
-			if *t.d <= 0 {
-				errs = append(errs, fmt.Errorf("%s.%s: %v must be a positive duration such as 500ms", field, t.name, *t.d))
-			}
-		}
-		if set == 0 {
-			errs = append(errs, fmt.Errorf("%s: set at least one of ttft, tpot, itl, e2e, queue_time", field))
-		}
-		errs = append(errs, s.Selector.validate(field+".selector", c.presetNames())...)
+		names = append(names, c.SLOs[i].Name)
 	}
-	return errors.Join(errs...)
+	return names
 }
 
 func (c *Config) presetNames() []string {
@@ -276,14 +325,19 @@ func (c *Config) presetNames() []string {
 	return names
 }
 
-func (s *SelectorConfig) validate(field string, presets []string) []error {
+// validate checks the selector; presets are the known preset names and
+// enabled the built-ins the configuration's presets list keeps (empty: all).
+func (s *SelectorConfig) validate(field string, presets, enabled []string) []error {
 	var errs []error
 	if s.Layer != "" && s.Layer != preset.LayerClient && s.Layer != preset.LayerServer {
 		errs = append(errs, fmt.Errorf("%s.layer: %q: allowed values are %q, %q", field, s.Layer, preset.LayerClient, preset.LayerServer))
 	}
 	for _, p := range s.Presets {
-		if !slices.Contains(presets, p) {
+		switch {
+		case !slices.Contains(presets, p):
 			errs = append(errs, fmt.Errorf("%s.presets: unknown preset %q: allowed values are %s", field, p, strings.Join(presets, ", ")))
+		case len(enabled) > 0 && !slices.Contains(enabled, p) && !slices.Contains(presets[len(preset.Names()):], p):
+			errs = append(errs, fmt.Errorf("%s.presets: preset %q is excluded by presets: [%s], so the SLO would select nothing from it", field, p, strings.Join(enabled, ", ")))
 		}
 	}
 	for i, a := range s.Attributes {
@@ -297,95 +351,6 @@ func (s *SelectorConfig) validate(field string, presets []string) []error {
 	return errs
 }
 
-// build turns the configuration into a preset, reporting the first error.
-func (pc *PresetConfig) build() (*preset.Preset, error) {
-	p := &preset.Preset{}
-	if pc.Extends != "" {
-		base, ok := preset.ByName(pc.Extends)
-		if !ok {
-			return nil, fmt.Errorf("extends: unknown preset %q: allowed values are %s", pc.Extends, preset.NamesString())
-		}
-		p = base
-	}
-	p.Name = pc.Name
-	if pc.Layer != "" {
-		p.Layer = pc.Layer
-	}
-	if pc.Match != nil {
-		p.Match = preset.Match{Any: conds(pc.Match.Any), All: conds(pc.Match.All)}
-	}
-	a := pc.Attributes
-	var err error
-	for _, t := range []struct {
-		name string
-		src  []TimingConfig
-		dst  *[]preset.TimingAttr
-	}{{"ttft", a.TTFT, &p.Map.TTFT}, {"e2e", a.E2E, &p.Map.E2E}, {"itl_mean", a.ITLMean, &p.Map.ITLMean}, {"queue_time", a.QueueTime, &p.Map.QueueTime}} {
-		if t.src == nil {
-			continue
-		}
-		*t.dst = nil
-		for i, tc := range t.src {
-			u, uerr := preset.ParseUnit(tc.Unit)
-			if uerr != nil {
-				err = errors.Join(err, fmt.Errorf("attributes.%s[%d].unit: %w", t.name, i, uerr))
-			}
-			if tc.Key == "" {
-				err = errors.Join(err, fmt.Errorf("attributes.%s[%d].key: must not be empty", t.name, i))
-			}
-			*t.dst = append(*t.dst, preset.TimingAttr{Key: tc.Key, Unit: u})
-		}
-	}
-	for _, l := range []struct {
-		src []string
-		dst *[]string
-	}{{a.OutputTokens, &p.Map.OutputTokens}, {a.InputTokens, &p.Map.InputTokens}, {a.RequestN, &p.Map.RequestN}, {a.Stream, &p.Map.Stream}, {a.Model, &p.Map.Model}} {
-		if l.src != nil {
-			*l.dst = slices.Clone(l.src)
-		}
-	}
-	if pc.Events != nil {
-		p.Ev = preset.Events{Chunk: slices.Clone(pc.Events.Chunk), FirstToken: slices.Clone(pc.Events.FirstToken), TokenCount: pc.Events.TokenCount}
-	}
-	if pc.TTFTNeedsStreamFlag != nil {
-		p.TTFTNeedsStreamFlag = *pc.TTFTNeedsStreamFlag
-	}
-	if verr := p.Validate(); verr != nil {
-		err = errors.Join(err, verr)
-	}
-	return p, err
-}
-
-func conds(cs []CondConfig) []preset.Cond {
-	out := make([]preset.Cond, 0, len(cs))
-	for _, c := range cs {
-		out = append(out, preset.Cond{SpanName: c.SpanName, SpanNameContains: c.SpanNameContains, Attribute: c.Attribute, AttributeValues: slices.Clone(c.Values), Event: c.Event})
-	}
-	return out
-}
-
-// presets returns the enabled presets in matching order: custom presets
-// first, then the selected built-ins not replaced by a custom one.
-func (c *Config) presets() ([]*preset.Preset, error) {
-	var out []*preset.Preset
-	custom := map[string]bool{}
-	for i := range c.CustomPresets {
-		p, err := c.CustomPresets[i].build()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-		custom[p.Name] = true
-	}
-	for _, p := range preset.Builtin() {
-		if custom[p.Name] || len(c.Presets) > 0 && !slices.Contains(c.Presets, p.Name) {
-			continue
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
 func createDefaultConfig() component.Config {
 	return &Config{
 		AttributePrefix: contract.DefaultPrefix,
@@ -394,6 +359,8 @@ func createDefaultConfig() component.Config {
 			MaxTraces:        10_000,
 			MaxStepsPerTrace: 16_384,
 			MaxSteps:         1_000_000,
+			MaxHeldPerTrace:  64,
+			MaxHeld:          10_000,
 		},
 	}
 }

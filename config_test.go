@@ -48,7 +48,7 @@ func TestLoadConfig(t *testing.T) {
 				Presets:         []string{"vllm", "openllmetry", "semconv"},
 				TokenAwareITL:   true,
 				Model:           ModelConfig{ResourceAttribute: "k8s.deployment.name", Default: "unknown-model"},
-				TraceAssembly:   TraceAssemblyConfig{Enabled: true, Wait: 3 * time.Second, MaxTraces: 500, MaxStepsPerTrace: 16_384, MaxSteps: 1_000_000},
+				TraceAssembly:   TraceAssemblyConfig{Enabled: true, Wait: 3 * time.Second, MaxTraces: 500, MaxStepsPerTrace: 16_384, MaxSteps: 1_000_000, MaxHeldPerTrace: 64, MaxHeld: 10_000},
 				CustomPresets: []PresetConfig{
 					{
 						Name:  "my_gateway",
@@ -89,6 +89,8 @@ func TestLoadConfig(t *testing.T) {
 			"trace_assembly.wait: 0s must be a positive duration such as 6s",
 			"trace_assembly.max_steps: -1 must be positive",
 		}},
+		{name: "steps_below_per_trace", errs: []string{"trace_assembly.max_steps: 100 must be at least max_steps_per_trace (1000), or one trace could never hold its steps"}},
+		{name: "excluded_preset", errs: []string{`slos[0].selector.presets: preset "openllmetry" is excluded by presets: [vllm, semconv], so the SLO would select nothing from it`}},
 		{name: "bad_prefix", errs: []string{`attribute_prefix: "llm" must end with "."`}},
 		{name: "bad_selector", errs: []string{
 			`slos[0].selector.layer: "edge": allowed values are "client", "server"`,

@@ -1,5 +1,5 @@
 // Package llmsloprocessor is an OpenTelemetry Collector traces processor,
-// type "llm_slo", that recognises LLM request spans, derives their TTFT,
+// type "llm_slo", that recognizes LLM request spans, derives their TTFT,
 // TPOT, ITL, E2E and queue time, judges them against configured SLOs and
 // writes the results onto the span. See the README for the attribute
 // contract and the formulas.
@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
 	"github.com/llmslo/llmslo/internal/metadata"
+	"github.com/llmslo/llmslo/internal/registry"
 )
 
 // NewFactory returns the factory of the llm_slo processor.
@@ -25,12 +26,21 @@ func NewFactory() processor.Factory {
 	)
 }
 
+// createTraces builds the processor and registers it for the connectors of
+// the same collector (its prefix and SLO names); Shutdown unregisters it.
 func createTraces(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
-	p, err := newProcessor(set, cfg.(*Config), next)
+	c := cfg.(*Config)
+	p, err := newProcessor(set, c, next)
 	if err != nil {
 		return nil, err
 	}
-	return newTracesFromImpl(ctx, set, cfg, next, p)
+	p.unregister = registry.Register(registry.Processor{ID: set.ID.String(), Prefix: c.AttributePrefix, SLOs: c.sloNames()})
+	t, err := newTracesFromImpl(ctx, set, cfg, next, p)
+	if err != nil {
+		p.unregister()
+		return nil, err
+	}
+	return t, nil
 }
 
 func newTracesFromImpl(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces, p *llmSLOProcessor) (processor.Traces, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumertest"
@@ -25,7 +26,7 @@ var fuzzKeys = []string{
 	"gen_ai.response.time_to_first_chunk", "gen_ai.server.time_to_first_token", "gen_ai.server.time_per_output_token",
 	"openinference.span.kind", "langfuse.observation.type", "langfuse.observation.completion_start_time",
 	"gen_ai.request.model", "rid", "llm.request.type", "http.method", "llm.ttft", "llm.slo.interactive.met", "llm.metrics.source",
-	"langfuse.observation.usage_details",
+	"langfuse.observation.usage_details", "llm.slo.forged.met", "llm.itl.gap_weights", "gen_ai.response.model",
 }
 
 var fuzzNames = []string{"llm_request", " Req 1a2b3c4d", "openai.chat", "chat m", "litellm_request", "ChatCompletion", "GET /", ""}
@@ -34,7 +35,7 @@ var fuzzEvents = []string{"gen_ai.content.completion.chunk", "llm.content.comple
 
 var fuzzStrings = []string{"chat", "embeddings", "LLM", "generation", "True", "false", "0.25", "NaN", "-1", "1e400", "", "1.5ms",
 	`"2026-01-01T00:00:00.250Z"`, "text_completion", "x", `{"input": 3, "output": 40}`, `{"output": -1}`, `{"output": "7"}`,
-	`{"output": 1e99}`, `{"output": {}}`, `[1,2]`}
+	`{"output": 1e99}`, `{"output": {}}`, `[1,2]`, "m\xff\xfe", `{"output": 16777216}`}
 
 // fuzzReader turns fuzz bytes into choices; it returns zeros when exhausted.
 type fuzzReader struct{ b []byte }
@@ -59,7 +60,10 @@ func (r *fuzzReader) u64() uint64 {
 func (r *fuzzReader) pick(n int) int { return int(r.byte()) % n }
 
 func (r *fuzzReader) value(v pcommon.Value) {
-	switch r.pick(6) {
+	switch r.pick(7) {
+	case 5:
+		// The bounds and just beyond: token counts, week-long durations, 2^63.
+		v.SetInt([]int64{1 << 24, 1<<24 + 1, 1 << 40, 7 * 24 * 3600, math.MaxInt64}[r.pick(5)])
 	case 0:
 		v.SetDouble(math.Float64frombits(r.u64()))
 	case 1:
@@ -87,7 +91,11 @@ func fuzzTraces(data []byte) ptrace.Traces {
 			start = r.u64()
 		}
 		s.SetStartTimestamp(pcommon.Timestamp(start))
-		s.SetEndTimestamp(pcommon.Timestamp(start + uint64(r.byte())*1e7 - uint64(r.pick(2))*1e8))
+		end := start + uint64(r.byte())*1e7 - uint64(r.pick(2))*1e8
+		if r.pick(16) == 0 {
+			end = start + uint64(r.byte())*86400e9 // up to 255 days
+		}
+		s.SetEndTimestamp(pcommon.Timestamp(end))
 		if r.pick(4) == 0 {
 			s.Status().SetCode(ptrace.StatusCodeError)
 		}
@@ -160,20 +168,16 @@ func FuzzProcessor(f *testing.F) {
 					require.True(t, isOwnKey(keys, k), "unexpected attribute %q added", k)
 				}
 			}
+			_, forged := o.Attributes().Get("llm.slo.forged.met")
+			require.False(t, forged, "a key of the namespace that the processor did not write survived")
+			if m, ok := o.Attributes().Get(keys.Model); ok {
+				require.True(t, utf8.ValidString(m.Str()), "model %q is not UTF-8", m.Str())
+			}
 		}
 	})
 }
 
-func isOwnKey(k contract.Keys, key string) bool {
-	if _, _, ok := k.ParseSLOKey(key); ok {
-		return true
-	}
-	switch key {
-	case k.TTFT, k.TPOT, k.E2E, k.ITLMean, k.ITLMax, k.ITLGaps, k.ServerTTFT, k.ServerQueueTime, k.QueueTime, k.OutputTokens, k.InputTokens, k.Model, k.Layer, k.Stream, k.Source, k.Error:
-		return true
-	}
-	return false
-}
+func isOwnKey(k contract.Keys, key string) bool { return k.Owns(key) }
 
 // sameValue is Value.Equal, except that a NaN equals itself bit for bit.
 func sameValue(a, b pcommon.Value) bool {
@@ -198,10 +202,15 @@ func FuzzAssembly(f *testing.F) {
 	cfg.TraceAssembly.MaxTraces = 4
 	cfg.TraceAssembly.MaxSteps = 16
 	cfg.TraceAssembly.MaxStepsPerTrace = 5
+	cfg.TraceAssembly.MaxHeldPerTrace = 2
+	cfg.TraceAssembly.MaxHeld = 5
 	names := []string{" Req 1a2b3c4d", "chat_completions", "decode_loop", "send_generation", "other"}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sink := new(consumertest.TracesSink)
-		p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
+		set := processortest.NewNopSettings(metadata.Type)
+		impl, err := newProcessor(set, cfg, sink)
+		require.NoError(t, err)
+		p, err := newTracesFromImpl(context.Background(), set, cfg, sink, impl)
 		require.NoError(t, err)
 		r := &fuzzReader{b: data}
 		sent := 0
@@ -230,6 +239,7 @@ func FuzzAssembly(f *testing.F) {
 			}
 			sent += td.SpanCount()
 			require.NoError(t, p.ConsumeTraces(context.Background(), td))
+			checkCounters(t, impl.asm)
 		}
 		require.NoError(t, p.Shutdown(context.Background()))
 		require.Equal(t, sent, sink.SpanCount())

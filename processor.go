@@ -2,8 +2,9 @@ package llmsloprocessor
 
 import (
 	"context"
+	"strings"
 	"sync"
-	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
@@ -28,9 +29,8 @@ type llmSLOProcessor struct {
 	model ModelConfig
 	tel   *telemetry
 
-	// ownKeys are the fixed attribute keys this processor writes, to clear
-	// them on spans that an earlier collector tier already processed.
-	ownKeys map[string]bool
+	// trust keeps an earlier tier's keys as they are (trust_upstream).
+	trust bool
 	// errorText caches the rendered llm.metrics.error of each combination
 	// (a handful occur in practice; the cache stops growing at a bound).
 	errorMu   sync.RWMutex
@@ -41,11 +41,9 @@ type llmSLOProcessor struct {
 	// asm joins step spans to request spans; nil unless trace_assembly is
 	// enabled, so the default processor keeps no cross-span state.
 	asm *assembler
-}
-
-type compiledSLO struct {
-	*slo.SLO
-	metKey, violationsKey string
+	// unregister removes the processor from the in-process registry the
+	// connectors read; set by the factory, safe to call more than once.
+	unregister func()
 }
 
 type batchState struct {
@@ -60,35 +58,34 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*l
 	if err != nil {
 		return nil, err
 	}
+	keys := contract.NewKeys(cfg.AttributePrefix)
 	p := &llmSLOProcessor{
-		table: derive.NewTable(presets, derive.Options{TokenAwareITL: cfg.TokenAwareITL, MarkerKey: contract.NewKeys(cfg.AttributePrefix).Source}),
-		keys:  contract.NewKeys(cfg.AttributePrefix),
+		keys:  keys,
 		model: cfg.Model,
+		trust: cfg.TrustUpstream,
+		slos:  cfg.compileSLOs(keys),
 
 		errorText: map[derive.Errors]string{},
 	}
-	k := p.keys
-	p.ownKeys = map[string]bool{}
-	for _, key := range []string{k.TTFT, k.TPOT, k.E2E, k.ITLMean, k.ITLMax, k.ITLGaps, k.QueueTime, k.OutputTokens, k.InputTokens, k.Model, k.Layer, k.Stream, k.Source, k.Error, k.ServerTTFT, k.ServerQueueTime} {
-		p.ownKeys[key] = true
-	}
-	var sloNames []string
-	for _, sc := range cfg.SLOs {
-		p.slos = append(p.slos, compiledSLO{
-			SLO:           slo.New(sc.Name, sc.limits(), sc.Selector.compile()),
-			metKey:        k.SLOMet(sc.Name),
-			violationsKey: k.SLOViolations(sc.Name),
-		})
-		sloNames = append(sloNames, sc.Name)
-	}
-	if p.tel, err = newTelemetry(set.TelemetrySettings.MeterProvider, p.table.Presets(), sloNames); err != nil {
+	if p.tel, err = newTelemetry(set.MeterProvider, presetNames(presets), cfg.sloNames()); err != nil {
 		return nil, err
 	}
+	opts := derive.Options{TokenAwareITL: cfg.TokenAwareITL, OwnedPrefix: keys.Prefix, Owned: keys.Owns}
 	if cfg.TraceAssembly.Enabled {
 		p.asm = newAssembler(cfg.TraceAssembly, presets, next, set.Logger, p.tel)
 		p.asm.release = p.releaseHeld
+		opts.Steps = p.asm
 	}
+	p.table = derive.NewTable(presets, opts)
 	return p, nil
+}
+
+func presetNames(presets []*preset.Preset) []string {
+	names := make([]string, 0, len(presets))
+	for _, pr := range presets {
+		names = append(names, pr.Name)
+	}
+	return names
 }
 
 func (p *llmSLOProcessor) start(context.Context, component.Host) error {
@@ -98,7 +95,11 @@ func (p *llmSLOProcessor) start(context.Context, component.Host) error {
 	return nil
 }
 
+// shutdown is safe to call more than once and without start.
 func (p *llmSLOProcessor) shutdown(ctx context.Context) error {
+	if p.unregister != nil {
+		p.unregister()
+	}
 	if p.asm != nil {
 		return p.asm.shutdown(ctx)
 	}
@@ -119,65 +120,33 @@ func (p *llmSLOProcessor) releaseHeld(span ptrace.Span, resource pcommon.Map, st
 	p.tel.record(context.Background(), st.counts)
 }
 
-// join records an engine span's view for the client span of the same
-// trace, and writes that view onto a client span when the engine span came
-// first (the usual order: the engine finishes before its client does).
-func (p *llmSLOProcessor) join(span ptrace.Span, st *batchState) {
-	if st.res.Layer == preset.LayerServer {
-		p.asm.noteServer(span.TraceID(), &st.res)
-		return
-	}
+// addServerView writes the engine's view of the request onto a client span
+// when an engine span of the same trace came first (the usual order: the
+// engine finishes before its client does).
+func (p *llmSLOProcessor) addServerView(span ptrace.Span) {
 	if v := p.asm.serverViewOf(span.TraceID()); v != nil {
 		putSeconds(span.Attributes(), p.keys.ServerTTFT, v.ttft)
 		putSeconds(span.Attributes(), p.keys.ServerQueueTime, v.queueTime)
 	}
 }
 
-// expectedSteps is how many step spans complete a request: one per output
-// token after the first when the producer gives a count and its first token
-// is not a step (SGLang's decode steps), else unknown (0: any step will do).
-func expectedSteps(pr *preset.Preset, res *derive.Result) int64 {
-	if pr.Steps.FirstTokenFromSteps || !res.HasOutputTokens {
-		return 0
-	}
-	return res.OutputTokens - 1
-}
-
-// assemble handles a request span of a producer with step spans. It
-// reports whether the span was held back (removed from its batch).
+// assemble handles a request span of a producer with step spans, derived
+// already (from its steps when the assembly had them all). It reports
+// whether the span was held back (removed from its batch).
 func (p *llmSLOProcessor) assemble(span ptrace.Span, resource pcommon.Resource, scope pcommon.InstrumentationScope, st *batchState) bool {
-	pr := p.table.PresetAt(st.res.PresetIndex)
-	expected := expectedSteps(pr, &st.res)
-	if !pr.Steps.FirstTokenFromSteps && st.res.HasOutputTokens && expected <= 0 {
-		// A one-token output has no decode steps to wait for.
+	expected, wait := stepsToWaitFor(p.table.PresetAt(st.res.PresetIndex), st.res.OutputTokens, st.res.HasOutputTokens)
+	if st.res.Assembled || !wait {
 		p.write(span, resource.Attributes(), st)
 		return false
 	}
-	if steps, ok := p.asm.takeSteps(span.TraceID(), expected); ok {
-		p.table.DeriveWithSteps(span, steps, &st.res)
+	if !p.asm.hold(span, resource, scope, expected) {
+		// Held state is full: pass the span at once, derived from its own
+		// attributes, saying why its step timing is missing.
+		st.res.Errors.Set(derive.FieldITL, derive.Overflow)
 		p.write(span, resource.Attributes(), st)
 		return false
 	}
-	p.asm.hold(span, resource, scope, expected)
 	return true
-}
-
-func (sc *SLOConfig) limits() [5]slo.Threshold {
-	var l [5]slo.Threshold
-	for i, d := range []*time.Duration{sc.TTFT, sc.TPOT, sc.ITL, sc.E2E, sc.QueueTime} {
-		if d != nil {
-			l[i] = slo.Threshold{Seconds: d.Seconds(), Set: true}
-		}
-	}
-	return l
-}
-
-func (s *SelectorConfig) compile() slo.Selector {
-	sel := slo.Selector{Layer: s.Layer, Presets: s.Presets, Models: s.Models}
-	for _, a := range s.Attributes {
-		sel.Attributes = append(sel.Attributes, slo.AttributeMatch{Key: a.Key, Values: a.Values})
-	}
-	return sel
 }
 
 func (p *llmSLOProcessor) getState() *batchState {
@@ -195,56 +164,83 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
-		resource := rs.Resource().Attributes()
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j)
 			spans := ss.Spans()
 			st.held = st.held[:0] // indexes of held spans, ascending
 			for k := 0; k < spans.Len(); k++ {
-				span := spans.At(k)
-				if !p.table.Derive(span, &st.res) {
-					continue
-				}
-				recorded = true
-				if p.asm != nil && p.table.PresetAt(st.res.PresetIndex).Steps != nil {
-					p.join(span, st)
-					if p.assemble(span, rs.Resource(), ss.Scope(), st) {
-						st.held = append(st.held, k)
-						held++
-					}
-					continue
-				}
-				p.write(span, resource, st)
-				if p.asm != nil {
-					p.join(span, st)
+				claimed, h := p.processSpan(spans.At(k), rs.Resource(), ss.Scope(), st)
+				recorded = recorded || claimed
+				if h {
+					st.held = append(st.held, k)
+					held++
 				}
 			}
-			if len(st.held) > 0 {
-				// The assembler keeps its own copy: take the span out of
-				// this batch. RemoveIf visits the spans in order.
-				k, next := 0, 0
-				spans.RemoveIf(func(ptrace.Span) bool {
-					remove := next < len(st.held) && st.held[next] == k
-					if remove {
-						next++
-					}
-					k++
-					return remove
-				})
-			}
+			removeAt(spans, st.held)
 		}
 	}
 	if recorded {
 		p.tel.record(ctx, st.counts)
 	}
 	if p.asm != nil {
-		p.asm.takeReleased(td, completed)
+		// A refused send keeps the spans for the next batch or tick.
+		_ = p.asm.emit(ctx, p.asm.takeReleased(completed))
 	}
 	if held > 0 && td.SpanCount() == 0 {
 		return td, processorhelper.ErrSkipProcessingData
 	}
 	return td, nil
+}
+
+// processSpan derives and writes one span, or hands it to the trace
+// assembly. It reports whether a preset claimed the span and whether the
+// assembly held it (it keeps its own copy; the caller removes the span).
+func (p *llmSLOProcessor) processSpan(span ptrace.Span, resource pcommon.Resource, scope pcommon.InstrumentationScope, st *batchState) (claimed, held bool) {
+	claimed = p.table.Derive(span, &st.res)
+	if st.res.Marked {
+		if p.trust {
+			return false, false
+		}
+		if !claimed {
+			p.removeOwned(span.Attributes())
+		}
+	}
+	if !claimed {
+		return false, false
+	}
+	if p.asm == nil {
+		p.write(span, resource.Attributes(), st)
+		return true, false
+	}
+	if st.res.Layer == preset.LayerServer {
+		p.asm.noteServer(span.TraceID(), &st.res)
+	}
+	if p.table.PresetAt(st.res.PresetIndex).Steps != nil {
+		return true, p.assemble(span, resource, scope, st)
+	}
+	p.write(span, resource.Attributes(), st)
+	if st.res.Layer == preset.LayerClient {
+		p.addServerView(span)
+	}
+	return true, false
+}
+
+// removeAt removes the spans at the ascending indexes idx. RemoveIf visits
+// the spans in order.
+func removeAt(spans ptrace.SpanSlice, idx []int) {
+	if len(idx) == 0 {
+		return
+	}
+	k, next := 0, 0
+	spans.RemoveIf(func(ptrace.Span) bool {
+		remove := next < len(idx) && idx[next] == k
+		if remove {
+			next++
+		}
+		k++
+		return remove
+	})
 }
 
 func (p *llmSLOProcessor) putState(st *batchState) {
@@ -257,41 +253,33 @@ func clearRows[T any](rows []T) []T {
 	return rows
 }
 
-// write puts the derived values and verdicts on the span.
+// write puts the derived values and verdicts on the span, and counts them.
 func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batchState) {
-	res, k, attrs := &st.res, &p.keys, span.Attributes()
+	res, attrs := &st.res, span.Attributes()
 	if res.Marked {
-		// An earlier tier processed this span: start from what the producer
-		// wrote, so the result is recomputed, never doubled or stale.
-		attrs.RemoveIf(func(key string, _ pcommon.Value) bool {
-			_, _, slo := k.ParseSLOKey(key)
-			return slo || p.ownKeys[key]
-		})
+		// An earlier tier processed this span, or a client forged keys of
+		// the namespace: start from what the producer wrote, so the result
+		// is recomputed, never doubled, stale or forged.
+		p.removeOwned(attrs)
 	}
-	model := res.Model
-	if model == "" && p.model.ResourceAttribute != "" {
-		if v, ok := resource.Get(p.model.ResourceAttribute); ok && v.Type() == pcommon.ValueTypeStr {
-			model = v.Str()
-		}
-	}
-	if model == "" {
-		model = p.model.Default
-	}
+	model := p.resolveModel(res, resource)
+	attrs.EnsureCapacity(attrs.Len() + contract.NumFixed + 2*len(p.slos))
+	p.writeValues(attrs, res, model)
+	st.counts.countRequest(res)
+	p.writeVerdicts(attrs, resource, model, st)
+}
 
-	attrs.EnsureCapacity(attrs.Len() + 13 + 2*len(p.slos))
+// writeValues writes the derived values, one key each (README, "Attributes
+// written"); a value that is not known is left out.
+func (p *llmSLOProcessor) writeValues(attrs pcommon.Map, res *derive.Result, model string) {
+	k := &p.keys
 	putSeconds(attrs, k.TTFT, res.TTFT)
 	putSeconds(attrs, k.TPOT, res.TPOT)
 	putSeconds(attrs, k.E2E, res.E2E)
 	putSeconds(attrs, k.ITLMean, res.ITLMean)
 	putSeconds(attrs, k.ITLMax, res.ITLMax)
 	putSeconds(attrs, k.QueueTime, res.QueueTime)
-	if len(res.Gaps) > 0 {
-		gaps := attrs.PutEmptySlice(k.ITLGaps)
-		gaps.EnsureCapacity(len(res.Gaps))
-		for _, g := range res.Gaps {
-			gaps.AppendEmpty().SetDouble(g)
-		}
-	}
+	putGaps(attrs, k, res)
 	if res.HasOutputTokens {
 		attrs.PutInt(k.OutputTokens, res.OutputTokens)
 	}
@@ -308,30 +296,40 @@ func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batc
 	attrs.PutStr(k.Source, p.table.Source(res))
 	if !res.Errors.Empty() {
 		attrs.PutStr(k.Error, p.errorString(&res.Errors))
-		for f := range res.Errors {
-			if r := res.Errors[f]; r != derive.NoReason {
-				st.counts.errors[f][r]++
-			}
+	}
+}
+
+// putGaps writes every gap and, when some weight is not 1, the weights.
+func putGaps(attrs pcommon.Map, k *contract.Keys, res *derive.Result) {
+	if len(res.Gaps) > 0 {
+		gaps := attrs.PutEmptySlice(k.ITLGaps)
+		gaps.EnsureCapacity(len(res.Gaps))
+		for _, g := range res.Gaps {
+			gaps.AppendEmpty().SetDouble(g)
 		}
 	}
-	st.counts.requests[res.PresetIndex][res.Origin]++
+	if len(res.GapWeights) > 0 {
+		weights := attrs.PutEmptySlice(k.ITLGapWeights)
+		weights.EnsureCapacity(len(res.GapWeights))
+		for _, w := range res.GapWeights {
+			weights.AppendEmpty().SetInt(w)
+		}
+	}
+}
 
+// writeVerdicts judges every SLO that selects the request and writes its
+// verdict: met (absent when unknown) and the violations.
+func (p *llmSLOProcessor) writeVerdicts(attrs, resource pcommon.Map, model string, st *batchState) {
+	res, v := &st.res, &st.verdict
 	for i := range p.slos {
 		s := &p.slos[i]
 		if !s.Selector.Selects(res, model, attrs, resource) {
 			continue
 		}
-		v := &st.verdict
 		s.Judge(res, v)
-		switch {
-		case !v.Decided:
-			st.counts.verdicts[i][outcomeUnknown]++
-		case v.Met:
-			attrs.PutBool(s.metKey, true)
-			st.counts.verdicts[i][outcomeMet]++
-		default:
-			attrs.PutBool(s.metKey, false)
-			st.counts.verdicts[i][outcomeViolated]++
+		st.counts.countVerdict(i, v)
+		if v.Decided {
+			attrs.PutBool(s.metKey, v.Met)
 		}
 		if len(v.Violations) > 0 {
 			list := attrs.PutEmptySlice(s.violationsKey)
@@ -341,6 +339,31 @@ func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batc
 			}
 		}
 	}
+}
+
+// removeOwned removes every key of the processor's namespace from attrs.
+func (p *llmSLOProcessor) removeOwned(attrs pcommon.Map) {
+	attrs.RemoveIf(func(key string, _ pcommon.Value) bool { return p.keys.Owns(key) })
+}
+
+// resolveModel returns the model name: the span's, else the resource
+// attribute, else the default. Invalid UTF-8 is repaired (and reported as
+// model:invalid_utf8) before it can become a metric label.
+func (p *llmSLOProcessor) resolveModel(res *derive.Result, resource pcommon.Map) string {
+	model := res.Model
+	if model == "" && p.model.ResourceAttribute != "" {
+		if v, ok := resource.Get(p.model.ResourceAttribute); ok && v.Type() == pcommon.ValueTypeStr {
+			model = v.Str()
+		}
+	}
+	if model == "" {
+		model = p.model.Default
+	}
+	if !utf8.ValidString(model) {
+		model = strings.ToValidUTF8(model, "\uFFFD")
+		res.Errors.Set(derive.FieldModel, derive.InvalidUTF8)
+	}
+	return model
 }
 
 func putSeconds(attrs pcommon.Map, key string, v derive.Value) {

@@ -73,7 +73,7 @@ func TestGolden(t *testing.T) {
 			got := process(t, tc.config, input)
 			expectedFile := filepath.Join(dir, tc.expected)
 			if *update {
-				golden.WriteTracesToFile(expectedFile, got)
+				require.NoError(t, golden.WriteTracesToFile(expectedFile, got))
 			}
 			want, err := golden.ReadTraces(expectedFile)
 			require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmslo/llmslo/internal/derive"
 	"github.com/llmslo/llmslo/internal/metadata"
+	"github.com/llmslo/llmslo/internal/slo"
 )
 
 // telemetry is the processor's own metrics. Counts are summed per batch in a
@@ -45,10 +46,13 @@ const (
 	evictTraces evictReason = iota
 	evictStepsPerTrace
 	evictOrphanSteps
+	evictHeld
+	evictHeldPerTrace
+	evictRefused
 	numEvictReasons
 )
 
-var evictReasonNames = [numEvictReasons]string{"max_traces", "max_steps_per_trace", "request_never_arrived"}
+var evictReasonNames = [numEvictReasons]string{"max_traces", "max_steps_per_trace", "request_never_arrived", "max_held", "max_held_per_trace", "refused_downstream"}
 
 // batchCounts accumulates one batch's telemetry.
 type batchCounts struct {
@@ -57,58 +61,94 @@ type batchCounts struct {
 	verdicts [][numOutcomes]int64
 }
 
+// instrument is one of the processor's own metrics. metadata.yaml and
+// documentation.md describe the same list; TestMetadataMatchesTelemetry
+// compares them.
+type instrument struct{ name, unit, description string }
+
+const (
+	instRequests = iota
+	instErrors
+	instVerdicts
+	instHeld
+	instEvictions
+	numInstruments
+)
+
+var instruments = [numInstruments]instrument{
+	instRequests:  {"otelcol_processor_llm_slo_requests", "{span}", "LLM request spans recognized, by producer preset and by where TTFT/E2E came from (origin)."},
+	instErrors:    {"otelcol_processor_llm_slo_errors", "{error}", "Values that could not be derived or were repaired, by field and reason (the llm.metrics.error entries)."},
+	instVerdicts:  {"otelcol_processor_llm_slo_verdicts", "{verdict}", "SLO verdicts written, by SLO and outcome (met, violated, unknown)."},
+	instHeld:      {"otelcol_processor_llm_slo_assembly_held", "{span}", "Request spans held back by the trace assembly until their step spans arrived or the wait passed."},
+	instEvictions: {"otelcol_processor_llm_slo_assembly_evictions", "{trace}", "Trace-assembly state dropped to stay within its bounds, by reason."},
+}
+
 func newTelemetry(mp metric.MeterProvider, presets, slos []string) (*telemetry, error) {
 	m := mp.Meter(metadata.ProcessorScopeName)
-	t := &telemetry{}
-	var err error
-	if t.requests, err = m.Int64Counter("otelcol_processor_llm_slo_requests",
-		metric.WithDescription("LLM request spans recognised, by producer preset and by where TTFT/E2E came from (origin)."),
-		metric.WithUnit("{span}")); err != nil {
-		return nil, err
+	var counters [numInstruments]metric.Int64Counter
+	for i, in := range instruments {
+		c, err := m.Int64Counter(in.name, metric.WithDescription(in.description), metric.WithUnit(in.unit))
+		if err != nil {
+			return nil, err
+		}
+		counters[i] = c
 	}
-	if t.errors, err = m.Int64Counter("otelcol_processor_llm_slo_errors",
-		metric.WithDescription("Values that could not be derived or were repaired, by field and reason (the llm.metrics.error entries)."),
-		metric.WithUnit("{error}")); err != nil {
-		return nil, err
-	}
-	if t.verdicts, err = m.Int64Counter("otelcol_processor_llm_slo_verdicts",
-		metric.WithDescription("SLO verdicts written, by SLO and outcome (met, violated, unknown)."),
-		metric.WithUnit("{verdict}")); err != nil {
-		return nil, err
-	}
-	if t.held, err = m.Int64Counter("otelcol_processor_llm_slo_assembly_held",
-		metric.WithDescription("Request spans held back by the trace assembly until their step spans arrived or the wait passed."),
-		metric.WithUnit("{span}")); err != nil {
-		return nil, err
-	}
-	if t.evictions, err = m.Int64Counter("otelcol_processor_llm_slo_assembly_evictions",
-		metric.WithDescription("Trace-assembly state dropped to stay within its bounds, by reason."),
-		metric.WithUnit("{trace}")); err != nil {
-		return nil, err
-	}
+	t := &telemetry{requests: counters[instRequests], errors: counters[instErrors], verdicts: counters[instVerdicts],
+		held: counters[instHeld], evictions: counters[instEvictions]}
 	for r := range t.evictionAttrs {
-		t.evictionAttrs[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", evictReasonNames[r])))
+		t.evictionAttrs[r] = attrSet("reason", evictReasonNames[r])
 	}
 	for _, p := range presets {
 		var row [derive.NumOrigins]metric.AddOption
 		for o := range row {
-			row[o] = metric.WithAttributeSet(attribute.NewSet(attribute.String("preset", p), attribute.String("origin", derive.Origin(o).String())))
+			row[o] = attrSet("preset", p, "origin", derive.Origin(o).String())
 		}
 		t.requestAttrs = append(t.requestAttrs, row)
 	}
 	for f := range derive.NumFields {
 		for r := range derive.NumReasons {
-			t.errorAttrs[f][r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("field", derive.Field(f).String()), attribute.String("reason", derive.Reason(r).String())))
+			t.errorAttrs[f][r] = attrSet("field", f.String(), "reason", r.String())
 		}
 	}
 	for _, s := range slos {
 		var row [numOutcomes]metric.AddOption
 		for o := range row {
-			row[o] = metric.WithAttributeSet(attribute.NewSet(attribute.String("slo", s), attribute.String("outcome", outcomeNames[o])))
+			row[o] = attrSet("slo", s, "outcome", outcomeNames[o])
 		}
 		t.verdictAttrs = append(t.verdictAttrs, row)
 	}
 	return t, nil
+}
+
+// attrSet builds an attribute set option once, from key/value pairs.
+func attrSet(kv ...string) metric.AddOption {
+	attrs := make([]attribute.KeyValue, 0, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		attrs = append(attrs, attribute.String(kv[i], kv[i+1]))
+	}
+	return metric.WithAttributeSet(attribute.NewSet(attrs...))
+}
+
+// countRequest counts a written request and its errors.
+func (b *batchCounts) countRequest(res *derive.Result) {
+	b.requests[res.PresetIndex][res.Origin]++
+	for f, r := range res.Errors {
+		if r != derive.NoReason {
+			b.errors[f][r]++
+		}
+	}
+}
+
+// countVerdict counts SLO i's verdict.
+func (b *batchCounts) countVerdict(i int, v *slo.Verdict) {
+	switch {
+	case !v.Decided:
+		b.verdicts[i][outcomeUnknown]++
+	case v.Met:
+		b.verdicts[i][outcomeMet]++
+	default:
+		b.verdicts[i][outcomeViolated]++
+	}
 }
 
 func (t *telemetry) newBatch() *batchCounts {

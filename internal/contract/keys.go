@@ -91,6 +91,35 @@ func NewKeys(prefix string) Keys {
 	}
 }
 
+// Owns reports whether key belongs to the processor's namespace: one of the
+// keys above, or any key under the SLO subtree (<prefix>slo.). Producers'
+// own keys under the same prefix (OpenInference's llm.token_count.*,
+// llm.model_name, ...) are not owned. By default the processor removes
+// every owned key that it did not write itself from the spans it passes.
+func (k Keys) Owns(key string) bool {
+	rest, ok := strings.CutPrefix(key, k.Prefix)
+	if !ok {
+		return false
+	}
+	return fixedSet[rest] || strings.HasPrefix(rest, SuffixSLO)
+}
+
+// fixed lists every key above after the prefix (not the SLO subtree).
+var fixed = [...]string{SuffixTTFT, SuffixTPOT, SuffixE2E, SuffixITLMean, SuffixITLMax, SuffixITLGaps,
+	SuffixITLGapWeights, SuffixQueueTime, SuffixOutputTokens, SuffixInputTokens, SuffixModel, SuffixLayer,
+	SuffixStream, SuffixSource, SuffixServerTTFT, SuffixServerQueueTime, SuffixError}
+
+var fixedSet = func() map[string]bool {
+	m := make(map[string]bool, len(fixed))
+	for _, s := range fixed {
+		m[s] = true
+	}
+	return m
+}()
+
+// NumFixed is the number of fixed keys: a writer reserves room for them.
+const NumFixed = len(fixed)
+
 // SLOMet is the bool attribute telling whether the request met SLO name.
 // It is absent when the verdict is unknown.
 func (k Keys) SLOMet(name string) string { return k.sloPrefix + name + ".met" }

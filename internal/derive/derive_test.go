@@ -24,10 +24,10 @@ type ev struct {
 
 func chunk(at float64, tokens int64) ev { return ev{"gen_ai.content.completion.chunk", at, tokens} }
 
-func newSpan(name string, startMs, endMs float64, attrs map[string]any, events ...ev) ptrace.Span {
+func newSpan(name string, endMs float64, attrs map[string]any, events ...ev) ptrace.Span {
 	s := ptrace.NewSpan()
 	s.SetName(name)
-	s.SetStartTimestamp(ms(startMs))
+	s.SetStartTimestamp(ms(0))
 	s.SetEndTimestamp(ms(endMs))
 	require.NoError(nil, s.Attributes().FromRaw(attrs))
 	for _, e := range events {
@@ -44,7 +44,7 @@ func newSpan(name string, startMs, endMs float64, attrs map[string]any, events .
 func derive(t *testing.T, opts Options, span ptrace.Span) Result {
 	t.Helper()
 	var res Result
-	require.True(t, NewTable(preset.Builtin(), opts).Derive(span, &res), "span not recognised")
+	require.True(t, NewTable(preset.Builtin(), opts).Derive(span, &res), "span not recognized")
 	return res
 }
 
@@ -60,9 +60,9 @@ var (
 // definitions give (DESIGN "Decisions": role and usage chunks are not output).
 func TestReferenceVectors(t *testing.T) {
 	client := map[string]any{"gen_ai.operation.name": "chat", "gen_ai.request.stream": true, "gen_ai.usage.output_tokens": 5}
-	v1 := newSpan("chat m", 0, 202, client,
+	v1 := newSpan("chat m", 202, client,
 		chunk(90, 0), chunk(100, 1), chunk(120, 1), chunk(140, 1), chunk(170, 1), chunk(200, 1), chunk(201, 0))
-	v3 := newSpan("chat m", 0, 152, client, chunk(100, 1), chunk(130, 3), chunk(150, 1))
+	v3 := newSpan("chat m", 152, client, chunk(100, 1), chunk(130, 3), chunk(150, 1))
 	tests := []struct {
 		name                             string
 		span                             ptrace.Span
@@ -93,16 +93,29 @@ func TestReferenceVectors(t *testing.T) {
 
 func TestGapsMatchVectors(t *testing.T) {
 	client := map[string]any{"gen_ai.operation.name": "chat", "gen_ai.usage.output_tokens": 5}
-	v3 := newSpan("chat m", 0, 152, client, chunk(100, 1), chunk(130, 3), chunk(150, 1))
+	v3 := newSpan("chat m", 152, client, chunk(100, 1), chunk(130, 3), chunk(150, 1))
 	r := NewEventReader(preset.DefaultEvents())
 	assertSeconds(t, []float64{0.030, 0.020}, r.Gaps(v3, false, nil))
 	assertSeconds(t, []float64{0.010, 0.010, 0.010, 0.020}, r.Gaps(v3, true, nil))
-	v1 := newSpan("chat m", 0, 202, client,
+	v1 := newSpan("chat m", 202, client,
 		chunk(90, 0), chunk(100, 1), chunk(120, 1), chunk(140, 1), chunk(170, 1), chunk(200, 1), chunk(201, 0))
 	assertSeconds(t, []float64{0.020, 0.020, 0.030, 0.030}, r.Gaps(v1, false, nil))
 	// Outside the span: no gaps at all, as in the derivation.
-	bad := newSpan("chat m", 0, 100, client, chunk(50, 1), chunk(150, 1))
+	bad := newSpan("chat m", 100, client, chunk(50, 1), chunk(150, 1))
 	assert.Empty(t, r.Gaps(bad, false, nil))
+}
+
+// TestGapWeights: every gap is on the Result, and token-aware a chunk of k
+// tokens is one entry gap/k of weight k (V3: 10 ms of weight 3, then 20 ms).
+func TestGapWeights(t *testing.T) {
+	client := map[string]any{"gen_ai.operation.name": "chat", "gen_ai.usage.output_tokens": 5}
+	v3 := newSpan("chat m", 152, client, chunk(100, 1), chunk(130, 3), chunk(150, 1))
+	r := derive(t, Options{}, v3)
+	assertSeconds(t, []float64{0.030, 0.020}, r.Gaps)
+	assert.Empty(t, r.GapWeights, "per chunk every weight is 1")
+	r = derive(t, Options{TokenAwareITL: true}, v3)
+	assertSeconds(t, []float64{0.010, 0.020}, r.Gaps)
+	assert.Equal(t, []int64{3, 1}, r.GapWeights)
 }
 
 func assertSeconds(t *testing.T, want, got []float64) {
@@ -128,7 +141,7 @@ func TestPresets(t *testing.T) {
 	}{
 		{
 			name: "vllm engine attributes win over span timing",
-			span: newSpan("llm_request", 0, 1200.5, map[string]any{
+			span: newSpan("llm_request", 1200.5, map[string]any{
 				"gen_ai.latency.time_to_first_token": 0.162, "gen_ai.latency.e2e": 1.2, "gen_ai.latency.time_in_queue": 0.012,
 				"gen_ai.latency.time_in_model_decode": 1.03, "gen_ai.usage.completion_tokens": 128, "gen_ai.usage.prompt_tokens": 512}),
 			preset: "vllm", layer: "server", origin: FromAttributes,
@@ -136,14 +149,23 @@ func TestPresets(t *testing.T) {
 		},
 		{
 			name: "vllm n=4 divides tokens per sequence",
-			span: newSpan("llm_request", 0, 1000, map[string]any{
+			span: newSpan("llm_request", 1000, map[string]any{
 				"gen_ai.latency.time_to_first_token": 0.1, "gen_ai.latency.e2e": 1.0, "gen_ai.usage.completion_tokens": 400, "gen_ai.request.n": 4}),
 			preset: "vllm", layer: "server", origin: FromAttributes,
 			ttft: k(0.1), e2e: k(1.0), tpot: k(0.9 / 99), itlMean: missing, itlMax: missing, out: 400,
 		},
 		{
+			// One token per sequence: neither TPOT nor ITL applies, judged
+			// per sequence (the summed count of 4 said ITL was missing).
+			name: "vllm n=4 of one token each",
+			span: newSpan("llm_request", 1000, map[string]any{
+				"gen_ai.latency.time_to_first_token": 0.1, "gen_ai.latency.e2e": 1.0, "gen_ai.usage.completion_tokens": 4, "gen_ai.request.n": 4}),
+			preset: "vllm", layer: "server", origin: FromAttributes,
+			ttft: k(0.1), e2e: k(1.0), tpot: na, itlMean: na, itlMax: na, out: 4,
+		},
+		{
 			name: "engine TTFT wins over chunk events, ITL still from events",
-			span: newSpan("llm_request", 0, 300, map[string]any{
+			span: newSpan("llm_request", 300, map[string]any{
 				"gen_ai.latency.time_to_first_token": 0.05, "gen_ai.latency.e2e": 0.29, "gen_ai.usage.completion_tokens": 3},
 				chunk(100, -1), chunk(150, -1), chunk(250, -1)),
 			preset: "vllm", layer: "server", origin: FromAttributes,
@@ -151,55 +173,55 @@ func TestPresets(t *testing.T) {
 		},
 		{
 			name: "sglang root span",
-			span: newSpan(" Req 1a2b3c4d", 0, 900, map[string]any{"rid": "1a2b3c4d", "gen_ai.latency.time_to_first_token": 0.2,
+			span: newSpan(" Req 1a2b3c4d", 900, map[string]any{"rid": "1a2b3c4d", "gen_ai.latency.time_to_first_token": 0.2,
 				"gen_ai.latency.e2e": 0.9, "gen_ai.usage.completion_tokens": 50}),
 			preset: "sglang", layer: "server", origin: FromAttributes,
 			ttft: k(0.2), e2e: k(0.9), tpot: k(0.7 / 49), itlMean: missing, itlMax: missing, out: 50,
 		},
 		{
 			name: "openlit: TTFT attribute, mean chunk gap is ITL not TPOT",
-			span: newSpan("chat gpt-4o", 0, 1030, map[string]any{"gen_ai.operation.name": "chat", "gen_ai.request.stream": true,
+			span: newSpan("chat gpt-4o", 1030, map[string]any{"gen_ai.operation.name": "chat", "gen_ai.request.stream": true,
 				"gen_ai.server.time_to_first_token": 0.25, "gen_ai.server.time_per_output_token": 0.02, "gen_ai.usage.output_tokens": 40}),
 			preset: "openlit", layer: "client", origin: FromAttributes,
 			ttft: k(0.25), e2e: k(1.03), tpot: k(0.78 / 39), itlMean: k(0.02), itlMax: missing, out: 40, stream: True,
 		},
 		{
 			name: "openlit non-streaming: its TTFT is the whole call and is ignored",
-			span: newSpan("chat gpt-4o", 0, 800, map[string]any{"gen_ai.operation.name": "chat", "gen_ai.request.stream": false,
+			span: newSpan("chat gpt-4o", 800, map[string]any{"gen_ai.operation.name": "chat", "gen_ai.request.stream": false,
 				"gen_ai.server.time_to_first_token": 0.8, "gen_ai.server.time_per_output_token": 0.0, "gen_ai.usage.output_tokens": 40}),
 			preset: "openlit", layer: "client", origin: FromSpan,
 			ttft: na, e2e: k(0.8), tpot: na, itlMean: na, itlMax: na, out: 40, stream: False,
 		},
 		{
 			name: "openinference first-token event",
-			span: newSpan("ChatCompletion", 0, 700, map[string]any{"openinference.span.kind": "LLM", "llm.token_count.completion": 21},
+			span: newSpan("ChatCompletion", 700, map[string]any{"openinference.span.kind": "LLM", "llm.token_count.completion": 21},
 				ev{"First Token Stream Event", 300, -1}),
 			preset: "openinference", layer: "client", origin: FromEvents,
 			ttft: k(0.3), e2e: k(0.7), tpot: k(0.02), itlMean: missing, itlMax: missing, out: 21, stream: True,
 		},
 		{
 			name: "semconv streaming client with time_to_first_chunk",
-			span: newSpan("chat llama", 0, 1180, map[string]any{"gen_ai.operation.name": "chat", "gen_ai.request.stream": true,
+			span: newSpan("chat llama", 1180, map[string]any{"gen_ai.operation.name": "chat", "gen_ai.request.stream": true,
 				"gen_ai.response.time_to_first_chunk": 0.18, "gen_ai.usage.output_tokens": 101}),
 			preset: "semconv", layer: "client", origin: FromAttributes,
 			ttft: k(0.18), e2e: k(1.18), tpot: k(0.01), itlMean: missing, itlMax: missing, out: 101, stream: True,
 		},
 		{
 			name:   "semconv without stream flag or TTFT: TTFT unknown",
-			span:   newSpan("chat llama", 0, 900, map[string]any{"gen_ai.operation.name": "chat", "gen_ai.usage.output_tokens": 30}),
+			span:   newSpan("chat llama", 900, map[string]any{"gen_ai.operation.name": "chat", "gen_ai.usage.output_tokens": 30}),
 			preset: "semconv", layer: "client", origin: FromSpan,
 			ttft: missing, e2e: k(0.9), tpot: missing, itlMean: missing, itlMax: missing, out: 30, errs: "ttft:not_emitted",
 		},
 		{
 			name: "litellm string stream flag",
-			span: newSpan("litellm_request", 0, 2500, map[string]any{"gen_ai.request.model": "gpt-4o", "llm.is_streaming": "False",
+			span: newSpan("litellm_request", 2500, map[string]any{"gen_ai.request.model": "gpt-4o", "llm.is_streaming": "False",
 				"gen_ai.usage.completion_tokens": 80}),
 			preset: "litellm", layer: "client", origin: FromSpan,
 			ttft: na, e2e: k(2.5), tpot: na, itlMean: na, itlMax: na, out: 80, stream: False,
 		},
 		{
 			name: "langfuse absolute first-token time",
-			span: newSpan("generation", 0, 1250, map[string]any{"langfuse.observation.type": "generation",
+			span: newSpan("generation", 1250, map[string]any{"langfuse.observation.type": "generation",
 				"langfuse.observation.completion_start_time": `"2026-01-01T00:00:00.250Z"`,
 				"langfuse.observation.usage_details":         `{"input": 120, "output": 41}`}),
 			preset: "langfuse", layer: "client", origin: FromAttributes,
@@ -207,7 +229,7 @@ func TestPresets(t *testing.T) {
 		},
 		{
 			name: "langfuse usage without an output count",
-			span: newSpan("generation", 0, 1250, map[string]any{"langfuse.observation.type": "generation",
+			span: newSpan("generation", 1250, map[string]any{"langfuse.observation.type": "generation",
 				"langfuse.observation.completion_start_time": `"2026-01-01T00:00:00.250Z"`,
 				"langfuse.observation.usage_details":         `{"input": 120}`}),
 			preset: "langfuse", layer: "client", origin: FromAttributes,
@@ -215,7 +237,7 @@ func TestPresets(t *testing.T) {
 		},
 		{
 			name:   "no usage count: tokens summed from chunk counts",
-			span:   newSpan("chat m", 0, 100, map[string]any{"gen_ai.operation.name": "chat"}, chunk(40, 2), chunk(60, 2), chunk(90, 1)),
+			span:   newSpan("chat m", 100, map[string]any{"gen_ai.operation.name": "chat"}, chunk(40, 2), chunk(60, 2), chunk(90, 1)),
 			preset: "openllmetry", layer: "client", origin: FromEvents,
 			ttft: k(0.04), e2e: k(0.09), tpot: k(0.05 / 4), itlMean: k(0.025), itlMax: k(0.03), out: 5, stream: True,
 		},
@@ -243,10 +265,10 @@ func TestPresets(t *testing.T) {
 func TestNotRecognised(t *testing.T) {
 	table := NewTable(preset.Builtin(), Options{})
 	for _, s := range []ptrace.Span{
-		newSpan("GET /", 0, 1, map[string]any{"http.request.method": "GET"}),
-		newSpan("embeddings x", 0, 1, map[string]any{"gen_ai.operation.name": "embeddings", "gen_ai.usage.input_tokens": 3}),
-		newSpan("invoke_agent a", 0, 1, map[string]any{"gen_ai.operation.name": "invoke_agent", "gen_ai.latency.e2e": 1.0}),
-		newSpan("decode_loop", 0, 1, map[string]any{"decode_ct": 3}),
+		newSpan("GET /", 1, map[string]any{"http.request.method": "GET"}),
+		newSpan("embeddings x", 1, map[string]any{"gen_ai.operation.name": "embeddings", "gen_ai.usage.input_tokens": 3}),
+		newSpan("invoke_agent a", 1, map[string]any{"gen_ai.operation.name": "invoke_agent", "gen_ai.latency.e2e": 1.0}),
+		newSpan("decode_loop", 1, map[string]any{"decode_ct": 3}),
 	} {
 		var r Result
 		assert.False(t, table.Derive(s, &r), s.Name())
@@ -260,7 +282,7 @@ func TestNonLLMSpanAllocatesNothing(t *testing.T) {
 		t.Skip("allocation counts are not meaningful under the race detector")
 	}
 	table := NewTable(preset.Builtin(), Options{})
-	s := newSpan("GET /users", 0, 1, map[string]any{"http.request.method": "GET", "url.path": "/users", "server.address": "x",
+	s := newSpan("GET /users", 1, map[string]any{"http.request.method": "GET", "url.path": "/users", "server.address": "x",
 		"http.response.status_code": 200, "gen_ai.unrelated": "y", "llm.something": 1})
 	s.Events().AppendEmpty().SetName("exception")
 	var r Result
@@ -300,7 +322,7 @@ func TestParseDuration(t *testing.T) {
 
 func TestBadValues(t *testing.T) {
 	base := func(ttft any, tokens any) ptrace.Span {
-		return newSpan("llm_request", 0, 500, map[string]any{"gen_ai.latency.time_to_first_token": ttft, "gen_ai.latency.e2e": 0.5,
+		return newSpan("llm_request", 500, map[string]any{"gen_ai.latency.time_to_first_token": ttft, "gen_ai.latency.e2e": 0.5,
 			"gen_ai.usage.completion_tokens": tokens})
 	}
 	tests := []struct {
@@ -336,7 +358,7 @@ func TestBadValues(t *testing.T) {
 // TestDroppedEvents: when the producer's SDK dropped events (the oldest go
 // first), TTFT is not taken from the events that are left.
 func TestDroppedEvents(t *testing.T) {
-	s := newSpan("openai.chat", 0, 300, map[string]any{"gen_ai.operation.name": "chat", "gen_ai.usage.output_tokens": 200},
+	s := newSpan("openai.chat", 300, map[string]any{"gen_ai.operation.name": "chat", "gen_ai.usage.output_tokens": 200},
 		chunk(150, 1), chunk(200, 1), chunk(290, 1))
 	s.SetDroppedEventsCount(197)
 	r := derive(t, Options{}, s)
@@ -345,4 +367,36 @@ func TestDroppedEvents(t *testing.T) {
 	assert.InDelta(t, 0.29, r.E2E.V, 1e-12, "the newest events are kept")
 	assert.InDelta(t, 0.09, r.ITLMax.V, 1e-12)
 	assert.Equal(t, "events:dropped", r.Errors.String())
+}
+
+// fakeSteps is a StepSource that records what it was asked.
+type fakeSteps struct {
+	calls  int
+	tokens int64
+	steps  *Steps
+}
+
+func (f *fakeSteps) Steps(_ ptrace.Span, _ *preset.Preset, n int64, _ bool) *Steps {
+	f.calls++
+	f.tokens = n
+	return f.steps
+}
+
+// TestStepSource: for a preset with step spans, Derive asks the source
+// once, with the span's own token count, and derives from the steps it
+// returns; other presets never ask.
+func TestStepSource(t *testing.T) {
+	src := &fakeSteps{steps: &Steps{Times: []uint64{uint64(ms(300)), uint64(ms(360)), uint64(ms(390))}, Counts: []int64{-1, -1, -1}}}
+	table := NewTable(preset.Builtin(), Options{Steps: src})
+	var res Result
+	sglang := newSpan(" Req 5eed5eed", 400, map[string]any{"rid": "5eed", "gen_ai.latency.time_to_first_token": 0.2,
+		"gen_ai.latency.e2e": 0.39, "gen_ai.usage.completion_tokens": 4})
+	require.True(t, table.Derive(sglang, &res))
+	assert.Equal(t, 1, src.calls)
+	assert.Equal(t, int64(4), src.tokens)
+	assert.True(t, res.Assembled)
+	assertSeconds(t, []float64{0.06, 0.03}, res.Gaps)
+	require.True(t, table.Derive(newSpan("llm_request", 400, map[string]any{"gen_ai.latency.e2e": 0.39}), &res))
+	assert.Equal(t, 1, src.calls, "vllm has no step spans")
+	assert.False(t, res.Assembled)
 }

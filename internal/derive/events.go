@@ -128,6 +128,22 @@ func (o *outputEvents) firstOutput() uint64 {
 	}
 }
 
+// addSteps takes the output times of the trace assembly's steps. A step
+// count beyond MaxTokens (a counter that jumped) is refused: the step
+// counts as one token and the span reports events:out_of_range.
+func (o *outputEvents) addSteps(st *Steps) {
+	o.times = append(o.times, st.Times...)
+	for _, c := range st.Counts {
+		if CheckTokens(c) == OutOfRange {
+			if o.invalidCount == NoReason {
+				o.invalidCount = OutOfRange
+			}
+			c = -1
+		}
+		o.counts = append(o.counts, c)
+	}
+}
+
 func tokensOf(count int64) int64 {
 	if count < 0 {
 		return 1
@@ -136,58 +152,66 @@ func tokensOf(count int64) int64 {
 }
 
 // tokens is the output token count the chunks add up to, a chunk of
-// unknown size counting as one token.
-func (o *outputEvents) tokens() int64 {
+// unknown size counting as one token. Each count is at most MaxTokens, so
+// the sum cannot overflow; a sum beyond MaxTokens is refused (OutOfRange).
+func (o *outputEvents) tokens() (int64, Reason) {
 	var n int64
 	for _, c := range o.counts {
 		n += tokensOf(c)
 	}
-	return n
+	if r := CheckTokens(n); r != NoReason {
+		return 0, r
+	}
+	return n, NoReason
 }
 
-// itl returns the mean and max gap. Per chunk, the mean gap telescopes to
-// (last - first) / (chunks - 1). Token-aware, each gap is spread over the
-// tokens of the chunk that ends it, so the mean is (last - first) / (tokens
-// after the first chunk) and the max is the largest per-token share.
-func (o *outputEvents) itl(tokenAware bool) (mean, maxGap Value) {
-	span := o.times[len(o.times)-1] - o.times[0]
+// itl sets the ITL mean and max of res and its gaps. Per chunk, each gap is
+// one entry of weight 1 and the mean telescopes to (last - first) / (chunks
+// - 1). Token-aware, the gap before a chunk of k tokens is one entry gap/k
+// of weight k, never k copies (a chunk claiming 2^24 tokens costs one entry
+// like any other); the mean is (last - first) / (tokens after the first
+// chunk) and the max the largest gap/k. GapWeights is left empty when every
+// weight is 1.
+func (o *outputEvents) itl(tokenAware bool, res *Result) {
+	gaps, weights := res.Gaps[:0], res.GapWeights[:0]
 	var denom int64
 	var largest float64
+	weighted := false
 	for i := 1; i < len(o.times); i++ {
-		gap := float64(o.times[i] - o.times[i-1])
+		gap := o.times[i] - o.times[i-1]
 		k := int64(1)
 		if tokenAware {
 			k = tokensOf(o.counts[i])
 		}
+		weighted = weighted || k != 1
 		denom += k
-		largest = max(largest, gap/float64(k))
+		largest = max(largest, float64(gap)/float64(k))
+		gaps = append(gaps, nanos(gap)/float64(k))
+		weights = append(weights, k)
 	}
-	return known(float64(span) / float64(denom) / 1e9), known(largest / 1e9)
+	if !weighted {
+		weights = weights[:0]
+	}
+	span := o.times[len(o.times)-1] - o.times[0]
+	res.ITLMean, res.ITLMax = known(float64(span)/float64(denom)/1e9), known(largest/1e9)
+	res.Gaps, res.GapWeights = gaps, weights
 }
 
-// gaps appends each inter-output gap in seconds to dst: one per chunk, or,
-// token-aware, one per token (a chunk of k tokens adds k entries of gap/k).
-func (o *outputEvents) gaps(tokenAware bool, dst []float64) []float64 {
-	for i := 1; i < len(o.times); i++ {
-		gap := nanos(o.times[i] - o.times[i-1])
-		if !tokenAware {
-			dst = append(dst, gap)
-			continue
-		}
-		k := tokensOf(o.counts[i])
-		for range k {
-			dst = append(dst, gap/float64(k))
-		}
-	}
-	return dst
-}
+// maxExpandedWeight bounds how many copies EventReader makes of one
+// weighted gap.
+const maxExpandedWeight = 1024
 
 // EventReader extracts inter-token gaps from a span's events with the same
 // rules as the derivation, for consumers (the connector) that need every gap
 // rather than their mean and max.
+//
+// Deprecated: the processor writes every gap on the span (llm.itl.gaps, with
+// llm.itl.gap_weights), which a reader takes as they are, with no copy of
+// the processor's configuration. Token-aware, a gap of weight k is repeated
+// min(k, 1024) times here.
 type EventReader struct {
 	ev   preset.Events
-	pool sync.Pool // of *outputEvents
+	pool sync.Pool // of *readerScratch
 }
 
 // NewEventReader reads the chunk events named in ev.
@@ -210,16 +234,35 @@ func (r *EventReader) Gaps(span ptrace.Span, tokenAware bool, dst []float64) []f
 	if span.Events().Len() < 2 {
 		return dst
 	}
-	o, _ := r.pool.Get().(*outputEvents)
-	if o == nil {
-		o = &outputEvents{}
+	w, _ := r.pool.Get().(*readerScratch)
+	if w == nil {
+		w = &readerScratch{}
 	}
-	defer r.pool.Put(o)
+	defer r.pool.Put(w)
+	o := &w.out
 	o.collect(span, r.kind, r.ev.TokenCount)
 	start, end := uint64(span.StartTimestamp()), uint64(span.EndTimestamp())
-	if start == 0 || end < start || o.outside(start, end) {
+	if start == 0 || end < start || o.outside(start, end) || len(o.times) < 2 {
 		return dst
 	}
 	o.dedupe()
-	return o.gaps(tokenAware, dst)
+	if len(o.times) < 2 {
+		return dst
+	}
+	o.itl(tokenAware, &w.res)
+	for i, g := range w.res.Gaps {
+		k := int64(1)
+		if len(w.res.GapWeights) > 0 {
+			k = min(w.res.GapWeights[i], maxExpandedWeight)
+		}
+		for range k {
+			dst = append(dst, g)
+		}
+	}
+	return dst
+}
+
+type readerScratch struct {
+	out outputEvents
+	res Result
 }

@@ -72,10 +72,13 @@ type Result struct {
 	Qualifiers []string
 
 	TTFT, TPOT, E2E, ITLMean, ITLMax, QueueTime Value
-	// Gaps holds every inter-token gap in seconds when the output times came
-	// from step spans (trace assembly); otherwise it is empty and the gaps
-	// are on the span's own events.
+	// Gaps holds every inter-token gap in seconds, in order, whenever there
+	// are two output times or more (chunk events or step spans).
+	// Token-aware, the gap before a chunk of k tokens is one entry gap/k.
 	Gaps []float64
+	// GapWeights, when not empty, holds the weight (token count) of each
+	// entry of Gaps; it is empty when every weight is 1.
+	GapWeights []int64
 
 	OutputTokens, InputTokens       int64
 	HasOutputTokens, HasInputTokens bool
@@ -84,7 +87,10 @@ type Result struct {
 	Model  string
 	// Failed is true when the span's status is Error.
 	Failed bool
-	// Marked is true when the span carries Options.MarkerKey.
+	// Assembled is true when the output times came from step spans.
+	Assembled bool
+	// Marked is true when the span carries a key of the processor's
+	// namespace (Options.Owned): an earlier tier's, or a forgery.
 	Marked bool
 
 	Errors Errors
@@ -105,11 +111,13 @@ const (
 	FieldInputTokens
 	FieldRequestN
 	FieldStream
+	// FieldModel is the resolved model name (the processor repairs it).
+	FieldModel
 	// NumFields is the number of fields.
 	NumFields
 )
 
-var fieldNames = [NumFields]string{"span", "events", "ttft", "e2e", "tpot", "itl", "queue_time", "output_tokens", "input_tokens", "request_n", "stream"}
+var fieldNames = [NumFields]string{"span", "events", "ttft", "e2e", "tpot", "itl", "queue_time", "output_tokens", "input_tokens", "request_n", "stream", "model"}
 
 func (f Field) String() string { return fieldNames[f] }
 
@@ -144,11 +152,17 @@ const (
 	// Evicted: the trace assembly's memory bound dropped some of this
 	// request's steps; values from the steps kept are a lower bound.
 	Evicted
+	// InvalidUTF8: the value was not valid UTF-8; each invalid byte sequence
+	// was replaced by U+FFFD, so a metric backend accepts it as a label.
+	InvalidUTF8
+	// Overflow: trace assembly held as many request spans as its bounds
+	// allow; this one passed at once, derived from its own attributes.
+	Overflow
 	// NumReasons is the number of reasons, NoReason included.
 	NumReasons
 )
 
-var reasonNames = [NumReasons]string{"", "invalid_value", "invalid_type", "out_of_range", "end_before_start", "missing_timestamps", "outside_span", "duplicate", "not_emitted", "inconsistent", "dropped", "evicted"}
+var reasonNames = [NumReasons]string{"", "invalid_value", "invalid_type", "out_of_range", "end_before_start", "missing_timestamps", "outside_span", "duplicate", "not_emitted", "inconsistent", "dropped", "evicted", "invalid_utf8", "overflow"}
 
 func (r Reason) String() string { return reasonNames[r] }
 
@@ -189,7 +203,3 @@ func (e *Errors) String() string {
 	})
 	return b.String()
 }
-
-// FieldNames and ReasonNames list the vocabulary, for documentation and tests.
-func FieldNames() []string  { return fieldNames[:] }
-func ReasonNames() []string { return reasonNames[1:] }

@@ -26,10 +26,12 @@ type Table struct {
 	numAttrs  int
 	numEvents int
 	opSlot    int
-	// markerSlot is the slot of Options.MarkerKey, -1 without one.
-	markerSlot int
+	// ownedPrefix and owned recognize the processor's own keys (Options).
+	ownedPrefix string
+	owned       func(string) bool
 
 	tokenAware bool
+	steps      StepSource
 	pool       sync.Pool // of *scratch
 }
 
@@ -74,19 +76,23 @@ type Options struct {
 	// spreading it over the tokens it delivered (SGLang's native backend,
 	// DistServe). Off: one gap per chunk (vLLM, the GenAI conventions).
 	TokenAwareITL bool
-	// MarkerKey, if set, is an attribute whose presence Result.Marked
-	// reports: the processor's own llm.metrics.source, which says an earlier
-	// tier already processed the span. It is found in the same pass.
-	MarkerKey string
+	// OwnedPrefix and Owned, if set, recognize the processor's own keys
+	// (Owned is asked only about keys starting with OwnedPrefix): their
+	// presence, found in the same pass, is reported as Result.Marked.
+	OwnedPrefix string
+	Owned       func(key string) bool
+	// Steps, if set, is asked for the step spans of a request whose preset
+	// has them (the trace assembly).
+	Steps StepSource
 }
 
 // NewTable compiles presets, in matching order.
 func NewTable(presets []*preset.Preset, opts Options) *Table {
-	t := &Table{attrSlot: map[string]int{}, eventSlot: map[string]int{}, tokenAware: opts.TokenAwareITL}
+	t := &Table{attrSlot: map[string]int{}, eventSlot: map[string]int{}, tokenAware: opts.TokenAwareITL, steps: opts.Steps}
 	t.opSlot = t.attr(preset.OperationNameKey)
-	t.markerSlot = -1
-	if opts.MarkerKey != "" {
-		t.markerSlot = t.attr(opts.MarkerKey)
+	if opts.OwnedPrefix != "" && opts.Owned != nil {
+		t.ownedPrefix, t.owned = opts.OwnedPrefix, opts.Owned
+		t.firstByte[opts.OwnedPrefix[0]] = true
 	}
 	for _, p := range presets {
 		c := compiled{p: p, index: len(t.presets), tokenCount: p.Ev.TokenCount}

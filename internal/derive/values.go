@@ -12,15 +12,6 @@ import (
 	"github.com/llmslo/llmslo/internal/preset"
 )
 
-// Limits beyond which a finite value is taken as corrupt rather than real.
-const (
-	// MaxSeconds bounds every duration: no LLM request runs for a week.
-	MaxSeconds = 7 * 24 * 3600
-	// MaxTokens bounds every token count (2^24, 16.7 M): far above any
-	// model's output limit, far below a counter gone wrong.
-	MaxTokens = 1 << 24
-)
-
 // parseSeconds reads a duration attribute in unit u as seconds. spanStart
 // (Unix ns) anchors the Timestamp unit.
 func parseSeconds(v pcommon.Value, u preset.Unit, spanStart uint64) (float64, Reason) {
@@ -56,29 +47,29 @@ func parseSeconds(v pcommon.Value, u preset.Unit, spanStart uint64) (float64, Re
 		return 0, InvalidType
 	}
 	if u == preset.Timestamp {
-		// A numeric timestamp is Unix nanoseconds.
-		if math.IsNaN(x) || x < 0 || x > math.MaxInt64 {
+		// A numeric timestamp is Unix nanoseconds. 2^63 is excluded: it
+		// does not convert to int64 (it would wrap to a negative time).
+		if math.IsNaN(x) || x < 0 || x >= 1<<63 {
 			return 0, InvalidValue
 		}
 		return sinceStart(int64(x), spanStart)
 	}
-	if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
-		return 0, InvalidValue
-	}
 	x = u.Seconds(x)
-	if x > MaxSeconds {
-		return 0, OutOfRange
+	if r := CheckSeconds(x); r != NoReason {
+		return 0, r
 	}
 	return x, NoReason
 }
 
+// sinceStart is the time from spanStart to unixNano in seconds. It compares
+// in uint64, so a span start at or beyond 2^63 ns cannot overflow.
 func sinceStart(unixNano int64, spanStart uint64) (float64, Reason) {
-	if unixNano < int64(spanStart) {
+	if unixNano < 0 || uint64(unixNano) < spanStart {
 		return 0, InvalidValue
 	}
-	x := float64(unixNano-int64(spanStart)) / 1e9
-	if x > MaxSeconds {
-		return 0, OutOfRange
+	x := nanos(uint64(unixNano) - spanStart)
+	if r := CheckSeconds(x); r != NoReason {
+		return 0, r
 	}
 	return x, NoReason
 }
@@ -119,11 +110,8 @@ func parseCount(v pcommon.Value) (int64, Reason) {
 	default:
 		return 0, InvalidType
 	}
-	if n < 0 {
-		return 0, InvalidValue
-	}
-	if n > MaxTokens {
-		return 0, OutOfRange
+	if r := CheckTokens(n); r != NoReason {
+		return 0, r
 	}
 	return n, NoReason
 }
@@ -198,7 +186,7 @@ func ParseDuration(s string) (float64, bool) {
 		}
 		s = s[i:]
 		j := 0
-		for j < len(s) && !(s[j] >= '0' && s[j] <= '9' || s[j] == '.') {
+		for j < len(s) && (s[j] < '0' || s[j] > '9') && s[j] != '.' {
 			j++
 		}
 		var scale float64

@@ -1,4 +1,4 @@
-// Package preset describes, per LLM telemetry producer, how to recognise its
+// Package preset describes, per LLM telemetry producer, how to recognize its
 // request spans and where each latency input lives on them. A preset is data,
 // not code: the derivation in package derive reads any preset the same way,
 // and a user-defined preset in the configuration is as capable as a built-in.
@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/llmslo/llmslo/internal/contract"
 )
 
 // Layer values: which side of the network the span's producer sits on.
+// The words are the contract's (llm.layer), defined there.
 const (
-	LayerClient = "client"
-	LayerServer = "server"
+	LayerClient = contract.LayerClient
+	LayerServer = contract.LayerServer
 )
 
 // Unit is the unit of a timing attribute's value.
@@ -111,7 +114,7 @@ type Cond struct {
 	Event            string   // a span event of this name is present
 }
 
-// Match recognises a producer's request spans: the span must satisfy at
+// Match recognizes a producer's request spans: the span must satisfy at
 // least one of Any and every one of All.
 type Match struct {
 	Any []Cond
@@ -157,41 +160,6 @@ type Preset struct {
 	TTFTNeedsStreamFlag bool
 	// Steps, if set, names the step spans of the trace-assembly mode.
 	Steps *Steps
-}
-
-// Keys returns every span attribute key the preset reads, for building a
-// lookup table once.
-func (p *Preset) Keys() []string {
-	var keys []string
-	for _, c := range slices.Concat(p.Match.Any, p.Match.All) {
-		if c.Attribute != "" {
-			keys = append(keys, c.Attribute)
-		}
-	}
-	for _, ts := range [][]TimingAttr{p.Map.TTFT, p.Map.E2E, p.Map.ITLMean, p.Map.QueueTime} {
-		for _, t := range ts {
-			keys = append(keys, t.Key)
-		}
-	}
-	for _, k := range slices.Concat(p.Map.OutputTokens, p.Map.InputTokens) {
-		key, _, _ := strings.Cut(k, "#")
-		keys = append(keys, key)
-	}
-	keys = append(keys, p.Map.RequestN...)
-	keys = append(keys, p.Map.Stream...)
-	keys = append(keys, p.Map.Model...)
-	return keys
-}
-
-// EventNames returns every event name the preset reads.
-func (p *Preset) EventNames() []string {
-	names := slices.Concat(p.Ev.Chunk, p.Ev.FirstToken)
-	for _, c := range slices.Concat(p.Match.Any, p.Match.All) {
-		if c.Event != "" {
-			names = append(names, c.Event)
-		}
-	}
-	return names
 }
 
 // Validate reports the first problem with a preset, naming the field.

@@ -6,6 +6,7 @@
 package slo
 
 import (
+	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/derive"
 )
 
@@ -16,11 +17,7 @@ const (
 	ITL       = "itl"
 	E2E       = "e2e"
 	QueueTime = "queue_time"
-	Error     = "error"
 )
-
-// Constraints lists the constraint names in the order violations report them.
-var Constraints = []string{TTFT, TPOT, ITL, E2E, QueueTime}
 
 // Threshold is an upper bound in seconds; Set is false when the SLO does not
 // constrain the value.
@@ -29,23 +26,38 @@ type Threshold struct {
 	Set     bool
 }
 
-// SLO is one compiled objective.
-type SLO struct {
-	Name string
-	// Thresholds by constraint, in the order of Constraints.
-	Limits   [5]Threshold
-	Selector Selector
-	// violations holds the precomputed strings so judging does not allocate.
-	unknown [5]string
+// Limits are an SLO's thresholds, one per constraint. ITL bounds the
+// request's largest inter-token gap.
+type Limits struct {
+	TTFT, TPOT, ITL, E2E, QueueTime Threshold
 }
 
-// New builds an SLO. limits are in the order of Constraints.
-func New(name string, limits [5]Threshold, sel Selector) *SLO {
-	s := &SLO{Name: name, Limits: limits, Selector: sel}
-	for i, c := range Constraints {
-		s.unknown[i] = c + ":unknown"
-	}
-	return s
+// constraint ties a name to its threshold and to the derived value it
+// bounds. The list below is the order in which violations are reported.
+type constraint struct {
+	name, unknown string
+	limit         func(*Limits) Threshold
+	value         func(*derive.Result) derive.Value
+}
+
+var constraints = [...]constraint{
+	{TTFT, TTFT + contract.UnknownSuffix, func(l *Limits) Threshold { return l.TTFT }, func(r *derive.Result) derive.Value { return r.TTFT }},
+	{TPOT, TPOT + contract.UnknownSuffix, func(l *Limits) Threshold { return l.TPOT }, func(r *derive.Result) derive.Value { return r.TPOT }},
+	{ITL, ITL + contract.UnknownSuffix, func(l *Limits) Threshold { return l.ITL }, func(r *derive.Result) derive.Value { return r.ITLMax }},
+	{E2E, E2E + contract.UnknownSuffix, func(l *Limits) Threshold { return l.E2E }, func(r *derive.Result) derive.Value { return r.E2E }},
+	{QueueTime, QueueTime + contract.UnknownSuffix, func(l *Limits) Threshold { return l.QueueTime }, func(r *derive.Result) derive.Value { return r.QueueTime }},
+}
+
+// SLO is one compiled objective.
+type SLO struct {
+	Name     string
+	Limits   Limits
+	Selector Selector
+}
+
+// New builds an SLO.
+func New(name string, limits Limits, sel Selector) *SLO {
+	return &SLO{Name: name, Limits: limits, Selector: sel}
 }
 
 // Verdict is the outcome of one SLO for one request.
@@ -59,28 +71,25 @@ type Verdict struct {
 	Violations []string
 }
 
-func values(r *derive.Result) [5]derive.Value {
-	return [5]derive.Value{r.TTFT, r.TPOT, r.ITLMax, r.E2E, r.QueueTime}
-}
-
 // Judge evaluates the SLO on r, appending violations to v.Violations[:0].
 // A request whose span has error status is never good; its other failed
 // constraints are still listed, so "why" stays visible.
 func (s *SLO) Judge(r *derive.Result, v *Verdict) {
 	v.Violations = v.Violations[:0]
 	if r.Failed {
-		v.Violations = append(v.Violations, Error)
+		v.Violations = append(v.Violations, contract.ViolationError)
 	}
-	vals := values(r)
 	unknown := false
-	for i, lim := range s.Limits {
+	for i := range constraints {
+		c := &constraints[i]
+		lim := c.limit(&s.Limits)
 		if !lim.Set {
 			continue
 		}
-		switch x := vals[i]; x.S {
+		switch x := c.value(r); x.S {
 		case derive.Known:
 			if x.V > lim.Seconds {
-				v.Violations = append(v.Violations, Constraints[i])
+				v.Violations = append(v.Violations, c.name)
 			}
 		case derive.Missing:
 			unknown = true
@@ -88,9 +97,10 @@ func (s *SLO) Judge(r *derive.Result, v *Verdict) {
 	}
 	failed := len(v.Violations) > 0
 	if unknown && !r.Failed {
-		for i, lim := range s.Limits {
-			if lim.Set && vals[i].S == derive.Missing {
-				v.Violations = append(v.Violations, s.unknown[i])
+		for i := range constraints {
+			c := &constraints[i]
+			if c.limit(&s.Limits).Set && c.value(r).S == derive.Missing {
+				v.Violations = append(v.Violations, c.unknown)
 			}
 		}
 	}

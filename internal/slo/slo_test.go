@@ -16,7 +16,7 @@ var na = derive.Value{S: derive.NotApplicable}
 
 func TestJudge(t *testing.T) {
 	// interactive: ttft <= 0.5 s, tpot <= 0.015 s, e2e <= 2 s.
-	s := New("interactive", [5]Threshold{lim(0.5), lim(0.015), {}, lim(2)}, Selector{})
+	s := New("interactive", Limits{TTFT: lim(0.5), TPOT: lim(0.015), E2E: lim(2)}, Selector{})
 	tests := []struct {
 		name       string
 		res        derive.Result
@@ -53,7 +53,7 @@ func TestJudge(t *testing.T) {
 // TestGoodputExample is the reference's vLLM goodput example (§11.1):
 // ttft <= 200 ms and tpot <= 50 ms; R5 failed; good = 3 of the 5 completed.
 func TestGoodputExample(t *testing.T) {
-	s := New("g", [5]Threshold{lim(0.2), lim(0.05)}, Selector{})
+	s := New("g", Limits{TTFT: lim(0.2), TPOT: lim(0.05)}, Selector{})
 	reqs := []derive.Result{
 		{TTFT: k(0.150), TPOT: k(0.040)},
 		{TTFT: k(0.250), TPOT: k(0.030)},

@@ -1,0 +1,50 @@
+package derive
+
+import "math"
+
+// Limits beyond which a finite value is taken as corrupt rather than real.
+// They are the one set of bounds of the project: the derivation applies them
+// to every value it reads or computes (CheckSeconds, CheckTokens), and the
+// connector applies the same functions to what it reads from a span, so the
+// two always agree on what a value is.
+const (
+	// MaxSeconds bounds every duration: no LLM request runs for a week.
+	MaxSeconds = 7 * 24 * 3600
+	// MaxTokens bounds every token count (2^24, 16.7 M): far above any
+	// model's output limit, far below a counter gone wrong.
+	MaxTokens = 1 << 24
+)
+
+// CheckSeconds returns NoReason when x is a duration in seconds the project
+// accepts; InvalidValue when it is negative, NaN or infinite; OutOfRange when
+// it is finite but beyond MaxSeconds.
+func CheckSeconds(x float64) Reason {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0) || x < 0:
+		return InvalidValue
+	case x > MaxSeconds:
+		return OutOfRange
+	}
+	return NoReason
+}
+
+// CheckTokens returns NoReason when n is a token count the project accepts;
+// InvalidValue when negative; OutOfRange beyond MaxTokens.
+func CheckTokens(n int64) Reason {
+	switch {
+	case n < 0:
+		return InvalidValue
+	case n > MaxTokens:
+		return OutOfRange
+	}
+	return NoReason
+}
+
+// checkNanos is CheckSeconds for a duration between two Unix-ns timestamps
+// with from <= to.
+func checkNanos(from, to uint64) Reason {
+	if to-from > MaxSeconds*1e9 {
+		return OutOfRange
+	}
+	return NoReason
+}

@@ -1,0 +1,100 @@
+package llmsloprocessor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/llmslo/llmslo/internal/metadata"
+	"github.com/llmslo/llmslo/internal/registry"
+)
+
+// lifecycleModes are the configurations whose lifecycle differs: stateless
+// (with and without SLOs, token-aware) and trace assembly (a ticker
+// goroutine and held spans).
+var lifecycleModes = []string{"", "golden", "token_aware", "assembly", "full"}
+
+// capturingConsumer records the context it was called with.
+type capturingConsumer struct{ ctx context.Context }
+
+func (*capturingConsumer) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: true}
+}
+
+func (c *capturingConsumer) ConsumeTraces(ctx context.Context, _ ptrace.Traces) error {
+	c.ctx = ctx
+	return nil
+}
+
+type lifecycleKey struct{}
+
+// TestComponentLifecycle follows the collector's generated lifecycle tests
+// in every mode: shutdown without start; start, one batch, shutdown twice;
+// and processortest.VerifyShutdown.
+func TestComponentLifecycle(t *testing.T) {
+	for _, mode := range lifecycleModes {
+		cfg, err := loadConfig(t, mode)
+		require.NoError(t, err)
+		name := mode
+		if name == "" {
+			name = "default"
+		}
+		t.Run(name+"-shutdown", func(t *testing.T) {
+			p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, &capturingConsumer{})
+			require.NoError(t, err)
+			require.NoError(t, p.Shutdown(context.Background()))
+			require.NoError(t, p.Shutdown(context.Background()))
+		})
+		t.Run(name+"-lifecycle", func(t *testing.T) {
+			next := &capturingConsumer{}
+			p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, next)
+			require.NoError(t, err)
+			require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+			ctx := context.WithValue(context.Background(), lifecycleKey{}, "v")
+			require.NoError(t, p.ConsumeTraces(ctx, lifecycleTraces()))
+			require.Same(t, ctx, next.ctx)
+			require.NoError(t, p.Shutdown(context.Background()))
+			require.NoError(t, p.Shutdown(context.Background()))
+		})
+		t.Run(name+"-verify-shutdown", func(t *testing.T) {
+			processortest.VerifyShutdown(t, NewFactory(), cfg)
+		})
+	}
+}
+
+// TestRegistersUntilShutdown: the factory registers the processor's prefix
+// and SLO names for the connectors; Shutdown (twice) unregisters it.
+func TestRegistersUntilShutdown(t *testing.T) {
+	cfg, err := loadConfig(t, "full")
+	require.NoError(t, err)
+	set := processortest.NewNopSettings(metadata.Type)
+	set.ID = component.MustNewIDWithName("llm_slo", "edge")
+	p, err := NewFactory().CreateTraces(context.Background(), set, cfg, &capturingConsumer{})
+	require.NoError(t, err)
+	want := registry.Processor{ID: "llm_slo/edge", Prefix: "llmslo.", SLOs: []string{"interactive"}}
+	assert.Contains(t, registry.Processors(), want)
+	require.NoError(t, p.Shutdown(context.Background()))
+	require.NoError(t, p.Shutdown(context.Background()))
+	assert.NotContains(t, registry.Processors(), want)
+}
+
+func lifecycleTraces() ptrace.Traces {
+	td := ptrace.NewTraces()
+	span := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	span.SetName("llm_request")
+	span.SetTraceID(pcommon.TraceID{1})
+	now := time.Now()
+	span.SetStartTimestamp(pcommon.NewTimestampFromTime(now.Add(-time.Second)))
+	span.SetEndTimestamp(pcommon.NewTimestampFromTime(now))
+	span.Attributes().PutDouble("gen_ai.latency.time_to_first_token", 0.1)
+	return td
+}
