@@ -315,3 +315,13 @@ func assertFinite(t *testing.T, q string, values []float64) {
 		assert.False(t, math.IsNaN(v) || math.IsInf(v, 0), "%s returned %v", q, values)
 	}
 }
+
+// TestReadmeProductionConfig: the README's copy of config/collector.yaml is
+// the file itself (make validate checks the file against the distribution).
+func TestReadmeProductionConfig(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	require.NoError(t, err)
+	file, err := os.ReadFile(filepath.Join("..", "config", "collector.yaml"))
+	require.NoError(t, err)
+	assert.Equal(t, string(file), readmeBlock(t, string(readme), "<!-- production config", "```yaml"))
+}
