@@ -46,7 +46,52 @@ func TestReadmeNamesAndQueries(t *testing.T) {
 
 	grpcPort := freePort(t)
 	native, classic := fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	startCollector(t, fmt.Sprintf(`
+	startCollector(t, fmt.Sprintf(readmeCollectorConfig, grpcPort, native, classic))
+	promNative := startPrometheusServer(t, native, true)
+	promClassic := startPrometheusServer(t, classic, false)
+
+	endpoint := fmt.Sprintf("127.0.0.1:%d", grpcPort)
+	sender, err := otlpio.NewSender(endpoint)
+	require.NoError(t, err)
+	defer sender.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	now := float64(time.Now().UnixMilli()-t0/1e6) - 1000
+	require.NoError(t, sender.Send(ctx, buildTraces([]spanSpec{{
+		name: "engine.generate", kind: ptrace.SpanKindServer, start: now - 200, end: now,
+		// One request, sent once: its own series would have a rate of 0
+		// (histogram_quantile: NaN); under the load's model it joins the
+		// per-model sums.
+		attrs:  map[string]any{"gen_ai.usage.output_tokens": 4, "gen_ai.request.model": "llama-3.1-8b-instruct"},
+		events: []float64{now - 100, now - 80, now - 60, now - 30},
+	}})))
+	// Real-time traffic over several scrapes, so rate() has something to
+	// see, from all three producer shapes (vLLM engine spans, chunk-event
+	// and semconv client spans).
+	_, err = loadgen.Run(ctx, loadgen.Config{
+		Endpoint: endpoint, Rate: 40, Duration: 8 * time.Second, Seed: 11, ModelAttr: true,
+		Models: map[string]float64{"llama-3.1-8b-instruct": 1, "qwen2.5-1.5b-instruct": 1},
+		Shapes: map[loadgen.Shape]float64{loadgen.ShapeVLLM: 1, loadgen.ShapeChunks: 1, loadgen.ShapeSemconv: 1},
+	})
+	require.NoError(t, err)
+
+	// Names: the exporter's metric families are exactly the table's.
+	var exposed []string
+	require.Eventually(t, func() bool {
+		exposed = metricFamilies(t, "http://"+native+"/metrics")
+		return len(exposed) >= len(tableNames)
+	}, 30*time.Second, time.Second, "the exporter never exposed every metric")
+	assert.Equal(t, tableNames, exposed, "README metric table (Prometheus column) vs the exporter's /metrics")
+	classicFamilies := metricFamilies(t, "http://"+classic+"/metrics")
+	assert.Equal(t, tableNames, classicFamilies, "explicit histograms keep the same family names")
+
+	checkReadmeQueries(t, queries, promNative, promClassic)
+}
+
+// readmeCollectorConfig feeds one processor into two connectors: the
+// default (exponential histograms) exposed on the first Prometheus
+// exporter, and one with classic buckets on the second.
+const readmeCollectorConfig = `
 receivers:
   otlp:
     protocols:
@@ -99,46 +144,11 @@ service:
   telemetry:
     metrics:
       level: none
-`, grpcPort, native, classic))
-	promNative := startPrometheusServer(t, native, true)
-	promClassic := startPrometheusServer(t, classic, false)
+`
 
-	endpoint := fmt.Sprintf("127.0.0.1:%d", grpcPort)
-	sender, err := otlpio.NewSender(endpoint)
-	require.NoError(t, err)
-	defer sender.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	now := float64(time.Now().UnixMilli()-t0/1e6) - 1000
-	require.NoError(t, sender.Send(ctx, buildTraces([]spanSpec{{
-		name: "engine.generate", kind: ptrace.SpanKindServer, start: now - 200, end: now,
-		// One request, sent once: its own series would have a rate of 0
-		// (histogram_quantile: NaN); under the load's model it joins the
-		// per-model sums.
-		attrs:  map[string]any{"gen_ai.usage.output_tokens": 4, "gen_ai.request.model": "llama-3.1-8b-instruct"},
-		events: []float64{now - 100, now - 80, now - 60, now - 30},
-	}})))
-	// Real-time traffic over several scrapes, so rate() has something to
-	// see, from all three producer shapes (vLLM engine spans, chunk-event
-	// and semconv client spans).
-	_, err = loadgen.Run(ctx, loadgen.Config{
-		Endpoint: endpoint, Rate: 40, Duration: 8 * time.Second, Seed: 11, ModelAttr: true,
-		Models: map[string]float64{"llama-3.1-8b-instruct": 1, "qwen2.5-1.5b-instruct": 1},
-		Shapes: map[loadgen.Shape]float64{loadgen.ShapeVLLM: 1, loadgen.ShapeChunks: 1, loadgen.ShapeSemconv: 1},
-	})
-	require.NoError(t, err)
-
-	// Names: the exporter's metric families are exactly the table's.
-	var exposed []string
-	require.Eventually(t, func() bool {
-		exposed = metricFamilies(t, "http://"+native+"/metrics")
-		return len(exposed) >= len(tableNames)
-	}, 30*time.Second, time.Second, "the exporter never exposed every metric")
-	assert.Equal(t, tableNames, exposed, "README metric table (Prometheus column) vs the exporter's /metrics")
-	classicFamilies := metricFamilies(t, "http://"+classic+"/metrics")
-	assert.Equal(t, tableNames, classicFamilies, "explicit histograms keep the same family names")
-
-	// Queries: wait until both servers have a few scrapes of the traffic.
+// checkReadmeQueries runs the README's queries once both Prometheus
+// servers have scraped the traffic a few times.
+func checkReadmeQueries(t *testing.T, queries map[string][]string, promNative, promClassic string) {
 	for _, prom := range []string{promNative, promClassic} {
 		require.Eventually(t, func() bool {
 			r, ok := queryVector(prom, `sum(llm_slo_requests_total)`)
