@@ -62,7 +62,7 @@ run: dist ## Build, start the collector on config/demo.yaml, send sample spans a
 	@DURATION=$(DURATION) RATE=$(RATE) scripts/demo.sh
 
 .PHONY: collector
-collector: dist ## Run the distribution alone on config/collector.yaml (OTLP on 127.0.0.1:4317/4318)
+collector: dist ## Run the distribution alone on config/collector.yaml (OTLP on 0.0.0.0:4317/4318)
 	$(DIST) --config config/collector.yaml
 
 .PHONY: bench
