@@ -43,9 +43,16 @@ func TestInstallFromReadme(t *testing.T) {
 	require.NoError(t, err)
 	bin := filepath.Join(dir, m.Get("dist::output_path").(string), m.Get("dist::name").(string))
 
-	out, err = exec.Command(bin, "components").CombinedOutput()
+	checkComponents(t, bin)
+	checkValidates(t, bin)
+}
+
+// checkComponents: the distribution lists llm_slo once as a processor and
+// once as a connector, both from this module.
+func checkComponents(t *testing.T, bin string) {
+	out, err := exec.Command(bin, "components").CombinedOutput()
 	require.NoError(t, err, "%s components:\n%s", bin, out)
-	components := filepath.Join(dir, "components.yaml")
+	components := filepath.Join(t.TempDir(), "components.yaml")
 	require.NoError(t, os.WriteFile(components, out, 0o600))
 	listed, err := confmaptest.LoadConf(components)
 	require.NoError(t, err, "components output:\n%s", out)
@@ -59,8 +66,12 @@ func TestInstallFromReadme(t *testing.T) {
 		}
 		assert.Equal(t, []string{"github.com/llmslo/llmslo v0.0.0"}, modules, "llm_slo among the %s:\n%s", kind, out)
 	}
+}
 
-	cfg := filepath.Join(dir, "config.yaml")
+// checkValidates: a configuration wiring the processor into the connector
+// is accepted.
+func checkValidates(t *testing.T, bin string) {
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte(`
 receivers:
   otlp:
@@ -85,7 +96,7 @@ service:
       receivers: [llm_slo]
       exporters: [debug]
 `), 0o600))
-	out, err = exec.Command(bin, "validate", "--config", cfg).CombinedOutput()
+	out, err := exec.Command(bin, "validate", "--config", cfg).CombinedOutput()
 	assert.NoError(t, err, "validate:\n%s", out)
 }
 

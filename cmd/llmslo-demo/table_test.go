@@ -19,8 +19,8 @@ func f(v float64) *float64 { return &v }
 
 // demoData is what the demo shows after a run: the generator's truths for
 // three models and three producers, and a connector flush whose counters
-// and window gauges equal the truth exactly. Latencies are made long (a
-// 12 s E2E, a 1.2 s TTFT) so the widest numbers are in the table.
+// and window gauges equal the truth exactly. Latencies are made long (up to
+// a 36 s E2E) so the widest numbers are in the table.
 func demoData(t *testing.T) (pmetric.Metrics, []loadgen.Truth) {
 	var truths []loadgen.Truth
 	for mi, model := range []string{"llama-3.1-70b-instruct", "llama-3.1-8b-instruct", "qwen2.5-1.5b-instruct"} {
@@ -35,64 +35,56 @@ func demoData(t *testing.T) (pmetric.Metrics, []loadgen.Truth) {
 			}
 		}
 	}
+	require.NotEmpty(t, truths)
+	return exactFlush(truths), truths
+}
+
+// exactFlush is the connector's flush for truths if it were exact: one
+// resource per service, the SLO counters and the window percentiles.
+func exactFlush(truths []loadgen.Truth) pmetric.Metrics {
 	md := pmetric.NewMetrics()
 	scopes := map[string]pmetric.MetricSlice{} // by service.name
-	metric := func(service, name string) pmetric.Metric {
-		ms, ok := scopes[service]
+	point := func(g *group, name string) pmetric.NumberDataPoint {
+		ms, ok := scopes[g.key.service]
 		if !ok {
 			rm := md.ResourceMetrics().AppendEmpty()
-			rm.Resource().Attributes().PutStr("service.name", service)
+			rm.Resource().Attributes().PutStr("service.name", g.key.service)
 			ms = rm.ScopeMetrics().AppendEmpty().Metrics()
-			scopes[service] = ms
+			scopes[g.key.service] = ms
 		}
-		for _, m := range ms.All() {
-			if m.Name() == name {
-				return m
-			}
-		}
+		// One metric per point is enough for collect, which reads points.
 		m := ms.AppendEmpty()
 		m.SetName(name)
+		var dp pmetric.NumberDataPoint
 		if strings.HasSuffix(name, ".window") {
-			m.SetEmptyGauge()
+			dp = m.SetEmptyGauge().DataPoints().AppendEmpty()
 		} else {
-			m.SetEmptySum()
+			dp = m.SetEmptySum().DataPoints().AppendEmpty()
 		}
-		return m
-	}
-	point := func(m pmetric.Metric, g *group) pmetric.NumberDataPoint {
-		var dps pmetric.NumberDataPointSlice
-		if m.Type() == pmetric.MetricTypeGauge {
-			dps = m.Gauge().DataPoints()
-		} else {
-			dps = m.Sum().DataPoints()
-		}
-		dp := dps.AppendEmpty()
 		dp.Attributes().PutStr("gen_ai.request.model", g.key.model)
 		dp.Attributes().PutStr("llm.layer", g.key.layer)
 		return dp
 	}
 	for _, g := range groups(pmetric.NewMetrics(), truths) {
 		for i, slo := range sloNames {
-			dp := point(metric(g.key.service, "llm.slo.requests"), g)
+			dp := point(g, "llm.slo.requests")
 			dp.Attributes().PutStr("llm.slo.name", slo)
 			dp.SetIntValue(int64(g.truth[i].Requests))
-			dp = point(metric(g.key.service, "llm.slo.requests.met"), g)
+			dp = point(g, "llm.slo.requests.met")
 			dp.Attributes().PutStr("llm.slo.name", slo)
 			dp.SetIntValue(int64(g.truth[i].Good))
 		}
 		for _, name := range windowMetrics {
-			vals := g.truthValues(name)
 			for qi, p := range percentiles {
-				if len(vals) > 0 {
-					dp := point(metric(g.key.service, name), g)
+				if vals := g.truthValues(name); len(vals) > 0 {
+					dp := point(g, name)
 					dp.Attributes().PutStr("quantile", quantiles[qi])
 					dp.SetDoubleValue(loadgen.Percentile(vals, p))
 				}
 			}
 		}
 	}
-	require.NotEmpty(t, truths)
-	return md, truths
+	return md
 }
 
 func TestTableFitsTheTerminal(t *testing.T) {
