@@ -15,12 +15,13 @@ help: ## List the targets
 
 $(BUILDER):
 	@echo ">> installing the collector builder $(BUILDER_VERSION)"
-	$(GO) install go.opentelemetry.io/collector/cmd/builder@$(BUILDER_VERSION)
+	@scripts/progress.sh "installing the builder" $(GO) install go.opentelemetry.io/collector/cmd/builder@$(BUILDER_VERSION)
 
 .PHONY: dist
 dist: $(BUILDER) ## Build the collector distribution into ./dist (the first build downloads modules: minutes)
-	@echo ">> building $(DIST) from builder-config.yaml"
-	$(BUILDER) --config builder-config.yaml
+	@echo ">> building $(DIST) from builder-config.yaml (the first build downloads and compiles the collector: minutes)"
+	@mkdir -p dist
+	@PROGRESS_LOG=dist/build.log scripts/progress.sh "building $(DIST) (log: dist/build.log)" $(BUILDER) --config builder-config.yaml
 	@$(DIST) components | grep -A1 -E 'name: llm_slo' | head -4
 
 GOLANGCI_LINT_VERSION := v2.15.0
@@ -61,7 +62,7 @@ run: dist ## Build, start the collector on config/demo.yaml, send sample spans a
 	@DURATION=$(DURATION) RATE=$(RATE) scripts/demo.sh
 
 .PHONY: collector
-collector: dist ## Run the distribution alone on config/collector.yaml (OTLP on 127.0.0.1:4317/4318)
+collector: dist ## Run the distribution alone on config/collector.yaml (OTLP on 0.0.0.0:4317/4318)
 	$(DIST) --config config/collector.yaml
 
 .PHONY: bench

@@ -15,6 +15,20 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
+# Fit the tables to the terminal: the tools switch to a narrower layout
+# when the wide one would wrap. Without a terminal (output piped to a file)
+# there is no limit unless COLUMNS says so.
+width=${COLUMNS:-0}
+if [[ -t 1 ]]; then
+  width=$(tput cols 2>/dev/null || stty size 2>/dev/null </dev/tty | cut -d' ' -f2 || echo 0)
+fi
+
+# Compile the demo tools before starting anything: on a cold cache this
+# takes a while, and progress.sh says so instead of staying silent.
+mkdir -p bin
+scripts/progress.sh "compiling the demo tools (bin/sendtraces, bin/llmslo-demo)" \
+  go build -o bin/ ./cmd/sendtraces ./cmd/llmslo-demo
+
 echo ">> starting dist/otelcol-llmslo on config/demo.yaml (log: $log)"
 dist/otelcol-llmslo --config config/demo.yaml >"$log" 2>&1 &
 pid=$!
@@ -28,10 +42,10 @@ samples=(vllm sglang trtllm openllmetry openllmetry_legacy openlit openinference
 files=()
 for s in "${samples[@]}"; do files+=("testdata/traces/$s/input.yaml"); done
 echo ">> sending the sample spans of testdata/traces"
-go run ./cmd/sendtraces -endpoint 127.0.0.1:4317 -receive 127.0.0.1:4319 -timeout 60s "${files[@]}"
+bin/sendtraces -endpoint 127.0.0.1:4317 -receive 127.0.0.1:4319 -timeout 60s -width "$width" "${files[@]}"
 
 echo
 echo ">> driving the collector with the load generator for ${DURATION:-30s} at ${RATE:-20} requests/s"
 echo ">> (Prometheus exposition of the same metrics: http://127.0.0.1:9464/metrics)"
-go run ./cmd/llmslo-demo -endpoint 127.0.0.1:4317 -listen 127.0.0.1:4319 -duration "${DURATION:-30s}" -rate "${RATE:-20}" -flush 2s
+bin/llmslo-demo -endpoint 127.0.0.1:4317 -listen 127.0.0.1:4319 -duration "${DURATION:-30s}" -rate "${RATE:-20}" -flush 2s -width "$width"
 echo ">> done; stopping the collector"

@@ -9,14 +9,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"sort"
 	"strings"
 	"sync"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -24,6 +22,7 @@ import (
 
 	"github.com/llmslo/llmslo/internal/loadgen"
 	"github.com/llmslo/llmslo/internal/otlpio"
+	"github.com/llmslo/llmslo/internal/termtext"
 )
 
 func main() {
@@ -34,8 +33,9 @@ func main() {
 	refresh := flag.Duration("refresh", 5*time.Second, "table refresh interval")
 	seed := flag.Uint64("seed", 1, "random seed")
 	flush := flag.Duration("flush", 2*time.Second, "the connector's metrics_flush_interval (to wait for the last flush)")
+	width := flag.Int("width", 0, "terminal width: tables wider than this switch to a narrower layout (0: unlimited)")
 	flag.Parse()
-	if err := run(*endpoint, *listen, *duration, *rate, *refresh, *seed, *flush, os.Stdout); err != nil {
+	if err := run(*endpoint, *listen, *duration, *rate, *refresh, *seed, *flush, *width, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "llmslo-demo:", err)
 		os.Exit(1)
 	}
@@ -50,7 +50,7 @@ var (
 	}
 )
 
-func run(endpoint, listen string, duration time.Duration, rate float64, refresh time.Duration, seed uint64, flush time.Duration, out io.Writer) error {
+func run(endpoint, listen string, duration time.Duration, rate float64, refresh time.Duration, seed uint64, flush time.Duration, width int, out io.Writer) error {
 	recv, err := otlpio.NewReceiver(listen)
 	if err != nil {
 		return err
@@ -68,14 +68,14 @@ func run(endpoint, listen string, duration time.Duration, rate float64, refresh 
 	start := time.Now()
 	done := make(chan error, 1)
 	go func() { _, err := loadgen.Run(ctx, cfg); done <- err }()
-	fmt.Fprintf(out, "sending ~%.0f requests/s for %s to %s (models %v; vLLM, chunk-event and semconv spans)\n", rate, duration, endpoint, sortedKeys(models))
+	fmt.Fprintln(out, termtext.Wrap(fmt.Sprintf("sending ~%.0f requests/s for %s to %s (models %v; vLLM, chunk-event and semconv spans)", rate, duration, endpoint, sortedKeys(models)), width, "  "))
 
 	show := func(final bool) {
 		mu.Lock()
 		ts := append([]loadgen.Truth(nil), truths...)
 		mu.Unlock()
 		elapsed := min(time.Since(start), duration)
-		printTable(out, latest(recv), ts, elapsed, final)
+		printTable(out, latest(recv), ts, elapsed, final, width)
 	}
 	tick := time.NewTicker(refresh)
 	defer tick.Stop()
@@ -170,100 +170,4 @@ func str(a pcommon.Map, k string) string {
 		return v.AsString()
 	}
 	return ""
-}
-
-var quantiles = []string{"0.5", "0.9", "0.99"}
-
-func fmtQ(c *collected, metric string) string {
-	if c == nil || c.q[metric] == nil {
-		return "-"
-	}
-	var parts []string
-	for _, q := range quantiles {
-		parts = append(parts, fmt.Sprintf("%.1f", 1000*c.q[metric][q]))
-	}
-	return strings.Join(parts, "/")
-}
-
-func fmtT(sorted []float64) string {
-	if len(sorted) == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f/%.1f/%.1f", 1000*loadgen.Percentile(sorted, 50), 1000*loadgen.Percentile(sorted, 90), 1000*loadgen.Percentile(sorted, 99))
-}
-
-func printTable(out io.Writer, md pmetric.Metrics, truths []loadgen.Truth, elapsed time.Duration, final bool) {
-	coll := collect(md)
-	// Ground truth grouped like the collector's series: model and producer.
-	groups := map[key][]loadgen.Truth{}
-	for _, t := range truths {
-		k := key{t.Model, t.Shape.Service(), t.Layer}
-		groups[k] = append(groups[k], t)
-	}
-	var keys []key
-	for k := range groups {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		return a.model+a.service < b.model+b.service
-	})
-	title := "live"
-	if final {
-		title = "final"
-	}
-	fmt.Fprintf(out, "\n== %s, %s: SLO interactive = TTFT<=500ms, TPOT<=15ms, E2E<=2s; batch = E2E<=30s; percentiles p50/p90/p99 in ms over the connector's 1m window ==\n",
-		title, elapsed.Round(time.Second))
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\tPRODUCER\tFROM\tREQUESTS\tTTFT\tTPOT\tITL\tE2E\tINTERACTIVE goodput, good/s\tBATCH goodput, good/s")
-	worst, exact := 0.0, true
-	for _, k := range keys {
-		ts := groups[k]
-		var truthSLO []*loadgen.Group
-		for _, name := range sloNames {
-			truthSLO = append(truthSLO, loadgen.Summarize(ts, slos[name])[0])
-		}
-		g := truthSLO[0]
-		c := coll[k]
-		producer := fmt.Sprintf("%s (%s)", k.service, k.layer)
-		if c != nil && c.requests[sloNames[0]] > 0 {
-			fmt.Fprintf(tw, "%s\t%s\tcollector\t%.0f\t%s\t%s\t%s\t%s", k.model, producer, c.requests[sloNames[0]],
-				fmtQ(c, "llm.ttft.window"), fmtQ(c, "llm.tpot.window"), fmtQ(c, "llm.itl.window"), fmtQ(c, "llm.e2e.window"))
-			for _, name := range sloNames {
-				fmt.Fprintf(tw, "\t%.1f%%, %.2f", 100*c.met[name]/max(c.requests[name], 1), c.met[name]/elapsed.Seconds())
-			}
-			fmt.Fprintln(tw)
-		} else {
-			fmt.Fprintf(tw, "%s\t%s\tcollector\t(no flush yet)\t\t\t\t\t\t\n", k.model, producer)
-		}
-		fmt.Fprintf(tw, "\t\ttruth\t%d\t%s\t%s\t%s\t%s", g.Requests, fmtT(g.TTFT), fmtT(g.TPOT), fmtT(g.ITL), fmtT(g.E2E))
-		for _, tg := range truthSLO {
-			fmt.Fprintf(tw, "\t%.1f%%, %.2f", 100*float64(tg.Good)/float64(tg.Requests), float64(tg.Good)/elapsed.Seconds())
-		}
-		fmt.Fprintln(tw)
-		if final && c != nil {
-			for i, name := range sloNames {
-				if c.met[name] != float64(truthSLO[i].Good) || c.requests[name] != float64(g.Requests) {
-					exact = false
-				}
-			}
-			for metric, vals := range map[string][]float64{"llm.ttft.window": g.TTFT, "llm.tpot.window": g.TPOT, "llm.itl.window": g.ITL, "llm.e2e.window": g.E2E} {
-				for i, p := range []float64{50, 90, 99} {
-					if len(vals) == 0 || c.q[metric] == nil {
-						continue
-					}
-					want := loadgen.Percentile(vals, p)
-					worst = math.Max(worst, math.Abs(c.q[metric][quantiles[i]]-want)/want)
-				}
-			}
-		}
-	}
-	_ = tw.Flush()
-	if final {
-		verdict := "exact"
-		if !exact {
-			verdict = "NOT exact (spans still in flight when the last flush happened?)"
-		}
-		fmt.Fprintf(out, "\nagreement with the ground truth: request counts and goodput %s; windowed percentiles within %.2f%% (the connector promises 1%%)\n", verdict, 100*worst)
-	}
 }

@@ -16,7 +16,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
@@ -32,19 +31,20 @@ func main() {
 	receive := flag.String("receive", "", "if set, listen here for the collector's OTLP/HTTP export and print the enriched spans")
 	timeout := flag.Duration("timeout", 30*time.Second, "how long to wait for the collector")
 	shift := flag.Bool("shift-to-now", true, "move all timestamps so the newest span ends now (relative timing is kept exactly)")
+	width := flag.Int("width", 0, "terminal width: a table wider than this switches to a narrower layout (0: unlimited)")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: sendtraces [flags] FILE...")
 		flag.PrintDefaults()
 		os.Exit(2)
 	}
-	if err := run(*endpoint, *receive, *timeout, *shift, flag.Args(), os.Stdout); err != nil {
+	if err := run(*endpoint, *receive, *timeout, *shift, *width, flag.Args(), os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "sendtraces:", err)
 		os.Exit(1)
 	}
 }
 
-func run(endpoint, receive string, timeout time.Duration, shift bool, files []string, out io.Writer) error {
+func run(endpoint, receive string, timeout time.Duration, shift bool, width int, files []string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var recv *otlpio.Receiver
@@ -82,7 +82,7 @@ func run(endpoint, receive string, timeout time.Duration, shift bool, files []st
 	if err := recv.WaitSpans(ctx, sent); err != nil {
 		return err
 	}
-	printTable(out, recv.Traces())
+	printTable(out, recv.Traces(), width)
 	return nil
 }
 
@@ -109,26 +109,6 @@ func shiftToNow(td ptrace.Traces) {
 			e.SetTimestamp(move(e.Timestamp()))
 		}
 	})
-}
-
-func printTable(out io.Writer, batches []ptrace.Traces) {
-	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "SERVICE\tSPAN\tSOURCE\tTTFT\tTPOT\tITL mean/max\tE2E\tN\tSLO VERDICTS\tERRORS")
-	for _, td := range batches {
-		otlpio.Spans(td, func(rs ptrace.ResourceSpans, s ptrace.Span) {
-			a := s.Attributes()
-			svc := str(rs.Resource().Attributes(), "service.name")
-			src, ok := a.Get("llm.metrics.source")
-			if !ok {
-				fmt.Fprintf(w, "%s\t%s\t(not an LLM request: untouched)\t\t\t\t\t\t\t\n", svc, s.Name())
-				return
-			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\n", svc, s.Name(), src.Str(),
-				ms(a, "llm.ttft"), ms(a, "llm.tpot"), ms(a, "llm.itl.mean"), ms(a, "llm.itl.max"), ms(a, "llm.e2e"),
-				orDash(str(a, "llm.output_tokens")), verdicts(a), orDash(str(a, "llm.metrics.error")))
-		})
-	}
-	_ = w.Flush()
 }
 
 func ms(a pcommon.Map, key string) string {

@@ -1,0 +1,169 @@
+// Package confcheck finds configuration values that would decode without an
+// error into something the user did not mean.
+//
+// The collector decodes a time.Duration from a string ("500ms") or from a
+// bare number, which it takes as nanoseconds: `ttft: 500` is 500ns, so every
+// request violates, and `ttft: 0.5` is truncated to 0s, which a later
+// validation then misreports. Durations checks the raw configuration before
+// it is decoded and refuses both, naming the field, what was written and the
+// likely fix.
+package confcheck
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var durationType = reflect.TypeFor[time.Duration]()
+
+// Durations walks raw (a configuration as confmap.Conf.ToStringMap returns
+// it) along the mapstructure fields of cfg, a pointer to a struct, and
+// returns one error per time.Duration field whose value is not a duration
+// with a unit: a bare number (500, 0.5, "500") or a string that
+// time.ParseDuration refuses. Each error starts with the field's path as the
+// configuration spells it (slos[0].ttft, trace_assembly.wait). A bare 0 is
+// accepted: it needs no unit. Unknown keys are left to the decoder.
+func Durations(raw map[string]any, cfg any) error {
+	t := reflect.TypeOf(cfg)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	var errs []error
+	walk(t, raw, "", &errs)
+	return errors.Join(errs...)
+}
+
+func walk(t reflect.Type, raw any, path string, errs *[]error) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if raw == nil {
+		return
+	}
+	switch {
+	case t == durationType:
+		if err := checkDuration(raw); err != nil {
+			*errs = append(*errs, fmt.Errorf("%s: %w", path, err))
+		}
+	case t.Kind() == reflect.Struct:
+		m, ok := raw.(map[string]any)
+		if !ok {
+			return
+		}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() && !f.Anonymous {
+				continue
+			}
+			name, squash := tagName(f)
+			switch {
+			case squash:
+				walk(f.Type, m, path, errs)
+			case name != "":
+				if v, ok := m[name]; ok {
+					walk(f.Type, v, join(path, name), errs)
+				}
+			}
+		}
+	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
+		list, ok := raw.([]any)
+		if !ok {
+			return
+		}
+		for i, v := range list {
+			walk(t.Elem(), v, fmt.Sprintf("%s[%d]", path, i), errs)
+		}
+	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String:
+		m, ok := raw.(map[string]any)
+		if !ok {
+			return
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			walk(t.Elem(), m[k], join(path, k), errs)
+		}
+	}
+}
+
+// tagName returns the field's mapstructure key, or squash for an embedded
+// struct whose fields sit at this level. A field without a tag is keyed by
+// its lower-cased name, as mapstructure does.
+func tagName(f reflect.StructField) (name string, squash bool) {
+	tag, ok := f.Tag.Lookup("mapstructure")
+	if !ok {
+		return strings.ToLower(f.Name), false
+	}
+	name, opts, _ := strings.Cut(tag, ",")
+	if name == "-" {
+		return "", false
+	}
+	if strings.Contains(","+opts+",", ",squash,") {
+		return "", true
+	}
+	if name == "" {
+		name = strings.ToLower(f.Name)
+	}
+	return name, false
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// checkDuration reports why v is not a duration with a unit, or nil.
+func checkDuration(v any) error {
+	switch n := v.(type) {
+	case int:
+		return bareNumber(float64(n), strconv.Itoa(n))
+	case int64:
+		return bareNumber(float64(n), strconv.FormatInt(n, 10))
+	case uint64:
+		return bareNumber(float64(n), strconv.FormatUint(n, 10))
+	case float64:
+		return bareNumber(n, strconv.FormatFloat(n, 'g', -1, 64))
+	case string:
+		s := strings.TrimSpace(n)
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			return bareNumber(f, s)
+		}
+		if _, err := time.ParseDuration(n); err != nil {
+			return fmt.Errorf("%q is not a duration: write a number and a unit without a space, such as 500ms, 1.5s or 2m (units: ns, us, ms, s, m, h)", n)
+		}
+		return nil
+	case bool:
+		return fmt.Errorf("%v is not a duration: write a number and a unit, such as 500ms", n)
+	default:
+		return nil // a map or list: left to the decoder, which names the type
+	}
+}
+
+// bareNumber refuses a number without a unit, except 0, and suggests the
+// unit the number most likely meant: milliseconds for whole numbers from 10
+// up (`ttft: 500`), seconds for fractions and small numbers (`ttft: 0.5`,
+// `wait: 6`).
+func bareNumber(f float64, written string) error {
+	if f == 0 {
+		return nil
+	}
+	unit := "ms"
+	if f != math.Trunc(f) || math.Abs(f) < 10 {
+		unit = "s"
+	}
+	return fmt.Errorf("%s has no unit: did you mean %s%s? (a bare number would be read as nanoseconds; units: ns, us, ms, s, m, h)", written, written, unit)
+}
