@@ -92,7 +92,7 @@ func (e *Engine) build(inputs []string) *Report {
 		r.Sweep = append(r.Sweep, e.sweep(i, order)...)
 		r.Timeline = append(r.Timeline, e.timeline(i))
 	}
-	r.Latency = e.latency(order)
+	r.Latency, r.cdfs = e.latency(order)
 	r.Definitions = e.definitions()
 	for m := range numMetrics {
 		list := []Slow{}
@@ -369,7 +369,7 @@ func niceStep(ns int64) int64 {
 
 // latency computes the exact distributions, overall and per group, over
 // successful requests.
-func (e *Engine) latency(order []uint32) []LatencyGroup {
+func (e *Engine) latency(order []uint32) ([]LatencyGroup, []cdf) {
 	type acc struct {
 		n    int64
 		vals [numMetrics][]float64
@@ -410,13 +410,25 @@ func (e *Engine) latency(order []uint32) []LatencyGroup {
 	allPools = append(allPools, e.gapsDefs...)
 	allPools = append(allPools, e.gapsRest...)
 	out := []LatencyGroup{{Group: Group{}, Requests: all.n, Metrics: dists(all, summarize(allPools...))}}
+	var cdfs []cdf
 	for _, gi := range order {
-		if per[gi] != nil {
-			out = append(out, LatencyGroup{Group: e.groups[gi], Requests: per[gi].n,
-				Metrics: dists(per[gi], summarize(e.gapsDefs[gi], e.gapsRest[gi]))})
+		if per[gi] == nil {
+			continue
+		}
+		out = append(out, LatencyGroup{Group: e.groups[gi], Requests: per[gi].n,
+			Metrics: dists(per[gi], summarize(e.gapsDefs[gi], e.gapsRest[gi]))})
+		for m := range numMetrics {
+			vals := per[gi].vals[m] // sorted by exactDist
+			if m == mITL {
+				u := &pool{vals: append(slices.Clone(e.gapsDefs[gi].vals), e.gapsRest[gi].vals...)}
+				vals = u.sortedValues(cdfPoints)
+			}
+			if len(vals) > 0 {
+				cdfs = append(cdfs, cdf{metric: metricIDs[m], group: e.groups[gi], sorted: thin(vals, cdfPoints)})
+			}
 		}
 	}
-	return out
+	return out, cdfs
 }
 
 func exactDist(vals []float64) Dist {

@@ -40,7 +40,20 @@ type Report struct {
 	Sweep       []SweepCurve      `json:"sweep"`
 	Slowest     map[string][]Slow `json:"slowest"`
 	Timeline    []Timeline        `json:"timeline"`
+
+	// cdfs are thinned sorted values per group and metric, for the HTML
+	// plots only.
+	cdfs []cdf
 }
+
+// cdf is up to cdfPoints order statistics of one metric in one group.
+type cdf struct {
+	metric string
+	group  Group
+	sorted []float64
+}
+
+const cdfPoints = 400
 
 // Group names one group by its dimension values ({} is every request).
 type Group map[string]string
