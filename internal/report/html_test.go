@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -44,4 +45,23 @@ func TestHTML(t *testing.T) {
 	urls := regexp.MustCompile(`(?:src|href)=["']?[a-z]+:`).FindAllString(page, -1)
 	assert.Empty(t, urls, "no external resources")
 	assert.NotContains(t, page, "<script")
+}
+
+// TestTextWidth: no line of the text report is wider than 100 columns,
+// even with long group names.
+func TestTextWidth(t *testing.T) {
+	td := ptrace.NewTraces()
+	for i, r := range corpus(5, 300) {
+		r.model = []string{"llama-3.1-70b-instruct-with-a-very-long-deployment-name", "qwen2.5-1.5b-instruct"}[i%2]
+		chat(td, r)
+	}
+	e, err := NewEngine(context.Background(), goldenOptions(t))
+	require.NoError(t, err)
+	require.NoError(t, e.Consume(context.Background(), td))
+	require.NoError(t, e.Close(context.Background()))
+	var b bytes.Buffer
+	require.NoError(t, WriteText(&b, e.Report([]string{"corpus"})))
+	for _, line := range strings.Split(b.String(), "\n") {
+		assert.LessOrEqual(t, utf8.RuneCountInString(line), Width, line)
+	}
 }

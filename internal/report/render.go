@@ -242,12 +242,15 @@ func (r *Report) groupName(g Group) string {
 	return strings.Join(parts, " / ")
 }
 
+// truncate shortens s to n runes, keeping its end (a group's last
+// dimension, usually the layer, tells rows apart).
 func truncate(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
 	rs := []rune(s)
-	return string(rs[:n-1]) + "…"
+	tail := min(8, n/3)
+	return string(rs[:n-1-tail]) + "…" + string(rs[len(rs)-tail:])
 }
 
 func constraintsLine(c map[string]float64) string {
@@ -351,7 +354,7 @@ func buildDoc(r *Report, text bool) *doc {
 				st.right = append(st.right, true)
 			}
 			for _, c := range curves {
-				row := []string{truncate(r.groupName(c.Group), 30)}
+				row := []string{truncate(r.groupName(c.Group), 24)}
 				for _, p := range textSweep(c.Points) {
 					row = append(row, pct(p.Goodput))
 				}
