@@ -18,8 +18,6 @@ import (
 // per SLO, and a stream record for requests with chunk timing.
 const recordSize = int(unsafe.Sizeof(record{}))
 
-// StreamRecordSize is the bytes kept per request with chunk events.
-const streamRecordSize = int(unsafe.Sizeof(streamRec{}))
 
 // topK keeps the k largest values of one metric with their span IDs.
 type topK struct {

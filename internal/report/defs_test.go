@@ -139,8 +139,8 @@ func reference(reqs []req) map[string]map[string]*refMetric {
 		return m[tool][metric]
 	}
 	add := func(tool, metric string, v float64) { x := get(tool, metric); x.vals = append(x.vals, v) }
-	addW := func(tool, metric string, v, w float64) {
-		x := get(tool, metric)
+	addW := func(metric string, v, w float64) {
+		x := get("guidellm", metric)
 		x.vals, x.weights = append(x.vals, v), append(x.weights, w)
 	}
 	s := func(ns int64) float64 { return float64(ns) / 1e9 }
@@ -196,11 +196,11 @@ func reference(reqs []req) map[string]map[string]*refMetric {
 		if !usage {
 			gn = int64(len(content))
 		}
-		addW("guidellm", "ttft", s(first), 1)
-		addW("guidellm", "e2e", s(r.end), 1)
-		addW("guidellm", "tpot", s(last)/float64(gn), float64(gn))
+		addW("ttft", s(first), 1)
+		addW("e2e", s(r.end), 1)
+		addW("tpot", s(last)/float64(gn), float64(gn))
 		if gn > 1 {
-			addW("guidellm", "itl", s(last-first)/float64(gn-1), float64(gn-1))
+			addW("itl", s(last-first)/float64(gn-1), float64(gn-1))
 		}
 		// SGLang
 		add("sglang", "ttft", s(first))

@@ -21,8 +21,11 @@ import (
 // script, no stylesheet or font fetched from anywhere.
 
 // svg renders p as inline SVG markup (the XML declaration dropped).
-func svg(p *plot.Plot, w, h vg.Length) template.HTML {
-	c := vgsvg.New(w, h)
+// plotWidth is every plot's width: the page's column.
+const plotWidth = 9 * vg.Inch
+
+func svg(p *plot.Plot, h vg.Length) template.HTML {
+	c := vgsvg.New(plotWidth, h)
 	p.Draw(draw.New(c))
 	var b bytes.Buffer
 	if _, err := c.WriteTo(&b); err != nil {
@@ -83,7 +86,7 @@ func cdfPlot(r *Report, metric string) (template.HTML, bool) {
 	if n == 0 {
 		return "", false
 	}
-	return svg(p, 9*vg.Inch, 4*vg.Inch), true
+	return svg(p, 4*vg.Inch), true
 }
 
 // sweepPlot draws an SLO's goodput against the threshold scale.
@@ -121,7 +124,7 @@ func sweepPlot(r *Report, name string) template.HTML {
 		p.Legend.Add(truncate(r.groupName(c.Group), 40), l, s)
 		n++
 	}
-	return svg(p, 9*vg.Inch, 4*vg.Inch)
+	return svg(p, 4*vg.Inch)
 }
 
 var (
@@ -158,7 +161,7 @@ func timelinePlot(t Timeline) template.HTML {
 	p.Legend.Add("violated", bv)
 	p.Legend.Add("unknown", bu)
 	p.Legend.Left = true
-	return svg(p, 9*vg.Inch, 3.5*vg.Inch)
+	return svg(p, 3.5*vg.Inch)
 }
 
 // defsPlot compares one metric id across the tools: mean, P50 and P99.
@@ -201,7 +204,7 @@ func defsPlot(r *Report, metric string) (template.HTML, bool) {
 		top = max(top, v)
 	}
 	p.Y.Min, p.Y.Max = 0, top*1.3 // headroom for the legend
-	return svg(p, 9*vg.Inch, 3.5*vg.Inch), true
+	return svg(p, 3.5*vg.Inch), true
 }
 
 type htmlSLO struct {
@@ -260,7 +263,7 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 <style>
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
 h1{margin-bottom:0}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
-table{border-collapse:collapse;margin:.6em 0}td,th{padding:.2em .7em;border-bottom:1px solid #eee;text-align:right}
+table{border-collapse:collapse;margin:.6em 0}td,th{padding:.2em .7em;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}
 td:first-child,th:first-child{text-align:left}.sub{color:#666}svg{display:block;margin:.8em 0;max-width:100%;height:auto}
 pre{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:12px}
 </style></head><body>

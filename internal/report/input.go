@@ -66,7 +66,7 @@ func Read(r io.Reader, counted *atomic.Int64, fn func(ptrace.Traces) error) erro
 	case len(bytes.TrimSpace(peek)) == 0 && len(peek) < 4096:
 		return nil // only whitespace
 	}
-	return fmt.Errorf("unrecognised input (first byte %#02x): expected OTLP/JSON, OTLP protobuf or gzip", peek[0])
+	return fmt.Errorf("unrecognized input (first byte %#02x): expected OTLP/JSON, OTLP protobuf or gzip", peek[0])
 }
 
 // looksJSON reports whether b starts, after whitespace, with '{' and then,

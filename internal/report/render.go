@@ -30,7 +30,6 @@ type block struct {
 	heading string // a section heading
 	para    string // a paragraph (wrapped in text)
 	table   *table
-	code    bool // para is preformatted
 }
 
 type table struct {
@@ -255,7 +254,7 @@ func truncate(s string, n int) string {
 
 func constraintsLine(c map[string]float64) string {
 	var parts []string
-	for _, id := range []string{"ttft", "tpot", "itl", "e2e", "queue_time"} {
+	for _, id := range constraintIDs {
 		if v, ok := c[id]; ok {
 			parts = append(parts, fmt.Sprintf("%s <= %s", id, dur(v)))
 		}
@@ -305,66 +304,82 @@ func buildDoc(r *Report, text bool) *doc {
 	}
 	d.p("%d LLM request spans (%d failed) of %d spans read%s. Grouped by %s. Processor settings: %s.",
 		r.Requests, r.Failed, r.Spans, when, strings.Join(r.GroupBy, ", "), orDefault(r.Processor))
-	for si, s := range r.SLOs {
-		d.h(fmt.Sprintf("SLO %s: %s", s.Name, constraintsLine(s.Constraints)))
-		t := &table{head: []string{"group", "requests", "met", "violated", "unknown", "goodput", "95% CI", "good/s"},
-			right: []bool{false, true, true, true, true, true, true, true}}
-		for _, g := range s.Groups {
-			t.rows = append(t.rows, []string{truncate(r.groupName(g.Group), 34), fmt.Sprint(g.Requests), fmt.Sprint(g.Met),
-				fmt.Sprint(g.Violated), fmt.Sprint(g.Unknown), pct(g.Goodput),
-				pct(g.GoodputCI95[0]) + "-" + pct(g.GoodputCI95[1]), rate(g.GoodPerSecond)})
-		}
-		d.t(t)
-		if len(s.Groups) == 0 {
-			continue
-		}
-		all := s.Groups[0]
-		d.p("Token goodput: %s of %d output tokens (%s good tokens/s).", pct(all.TokenGoodput), all.OutputTokens, rate(all.GoodTokensPerSecond))
-		if len(all.Violations) > 0 {
-			d.p("Violations by constraint: %s.", strings.Join(sortedCounts(all.Violations), ", "))
-		}
-		if len(all.Combinations) > 0 {
-			var cs []string
-			for _, c := range all.Combinations {
-				cs = append(cs, fmt.Sprintf("%s %d", strings.Join(c.Constraints, "+"), c.Requests))
-			}
-			d.p("By combination (exactly these failed): %s.", strings.Join(cs, ", "))
-		}
-		if len(all.Attainable) > 0 {
-			var as []string
-			for _, id := range []string{"ttft", "tpot", "itl", "e2e", "queue_time"} {
-				if v, ok := all.Attainable[id]; ok {
-					as = append(as, fmt.Sprintf("without %s %s", id, pct(v)))
-				}
-			}
-			d.p("Attainable goodput if one constraint were dropped: %s (now %s).", strings.Join(as, ", "), pct(all.Goodput))
-		}
-		// The sweep, overall and per group.
-		var curves []SweepCurve
-		for _, c := range r.Sweep {
-			if c.SLO == s.Name {
-				curves = append(curves, c)
-			}
-		}
-		if len(curves) > 0 {
-			pts := textSweep(curves[0].Points)
-			st := &table{head: []string{"SLO scale"}, right: []bool{false}}
-			for _, p := range pts {
-				st.head = append(st.head, scaleLabel(p.Scale))
-				st.right = append(st.right, true)
-			}
-			for _, c := range curves {
-				row := []string{truncate(r.groupName(c.Group), 24)}
-				for _, p := range textSweep(c.Points) {
-					row = append(row, pct(p.Goodput))
-				}
-				st.rows = append(st.rows, row)
-			}
-			d.p("Goodput with every threshold scaled (DistServe's SLO scale):")
-			d.t(st)
-		}
-		_ = si
+	for _, s := range r.SLOs {
+		sloSection(d, r, s)
 	}
+	latencySection(d, r)
+	definitionsSection(d, r, text)
+	slowestSection(d, r, text)
+	return d
+}
+
+func sloSection(d *doc, r *Report, s SLOReport) {
+	d.h(fmt.Sprintf("SLO %s: %s", s.Name, constraintsLine(s.Constraints)))
+	t := &table{head: []string{"group", "requests", "met", "violated", "unknown", "goodput", "95% CI", "good/s"},
+		right: []bool{false, true, true, true, true, true, true, true}}
+	for _, g := range s.Groups {
+		t.rows = append(t.rows, []string{truncate(r.groupName(g.Group), 34), fmt.Sprint(g.Requests), fmt.Sprint(g.Met),
+			fmt.Sprint(g.Violated), fmt.Sprint(g.Unknown), pct(g.Goodput),
+			pct(g.GoodputCI95[0]) + "-" + pct(g.GoodputCI95[1]), rate(g.GoodPerSecond)})
+	}
+	d.t(t)
+	if len(s.Groups) == 0 {
+		return
+	}
+	all := s.Groups[0]
+	d.p("Token goodput: %s of %d output tokens (%s good tokens/s).", pct(all.TokenGoodput), all.OutputTokens, rate(all.GoodTokensPerSecond))
+	if len(all.Violations) > 0 {
+		d.p("Violations by constraint: %s.", strings.Join(sortedCounts(all.Violations), ", "))
+	}
+	if len(all.Combinations) > 0 {
+		var cs []string
+		for _, c := range all.Combinations {
+			cs = append(cs, fmt.Sprintf("%s %d", strings.Join(c.Constraints, "+"), c.Requests))
+		}
+		d.p("By combination (exactly these failed): %s.", strings.Join(cs, ", "))
+	}
+	if len(all.Attainable) > 0 {
+		var as []string
+		for _, id := range constraintIDs {
+			if v, ok := all.Attainable[id]; ok {
+				as = append(as, fmt.Sprintf("without %s %s", id, pct(v)))
+			}
+		}
+		d.p("Attainable goodput if one constraint were dropped: %s (now %s).", strings.Join(as, ", "), pct(all.Goodput))
+	}
+	sweepTable(d, r, s.Name)
+}
+
+var constraintIDs = []string{"ttft", "tpot", "itl", "e2e", "queue_time"}
+
+// sweepTable shows every other sweep point, overall and per group.
+func sweepTable(d *doc, r *Report, name string) {
+	var curves []SweepCurve
+	for _, c := range r.Sweep {
+		if c.SLO == name {
+			curves = append(curves, c)
+		}
+	}
+	if len(curves) == 0 {
+		return
+	}
+	st := &table{head: []string{"SLO scale"}, right: []bool{false}}
+	for _, p := range textSweep(curves[0].Points) {
+		st.head = append(st.head, scaleLabel(p.Scale))
+		st.right = append(st.right, true)
+	}
+	for _, c := range curves {
+		row := []string{truncate(r.groupName(c.Group), 24)}
+		for _, p := range textSweep(c.Points) {
+			row = append(row, pct(p.Goodput))
+		}
+		st.rows = append(st.rows, row)
+	}
+	d.p("Goodput with every threshold scaled (DistServe's SLO scale):")
+	d.t(st)
+}
+
+func latencySection(d *doc, r *Report) {
 	d.h("Latency (successful requests; ms; exact numpy-linear percentiles)")
 	lt := &table{head: []string{"group", "metric", "n", "mean", "p50", "p90", "p99", "p99.9", "max"},
 		right: []bool{false, false, true, true, true, true, true, true, true}}
@@ -387,7 +402,10 @@ func buildDoc(r *Report, text bool) *doc {
 		}
 	}
 	d.t(lt)
-	d.p("The mean beside P99: a mean far below P99 hides the tail users feel. ITL pools every inter-token gap (one per chunk%s); ~ marks values from a sketch (beyond --max-gaps).", "")
+	d.p("The mean beside P99: a mean far below P99 hides the tail users feel. ITL pools every inter-token gap; ~ marks values from a sketch (beyond --max-gaps).")
+}
+
+func definitionsSection(d *doc, r *Report, text bool) {
 	d.h("Definitions side by side (ms)")
 	d.p("The same %d successful streamed requests with per-chunk timing, as each benchmark tool defines the metrics, under each tool's own names, weighting and percentile method.", r.Definitions.Requests)
 	dt := &table{head: []string{"tool", "metric", "its name", "n", "mean", "p50", "p90", "p99"},
@@ -408,13 +426,16 @@ func buildDoc(r *Report, text bool) *doc {
 		for _, td := range r.Definitions.Tools {
 			d.p("%s: %s.", td.Tool, td.Differs)
 		}
-	} else {
-		dd := &table{head: []string{"tool", "what it counts differently", "percentiles"}, right: []bool{false, false, false}}
-		for _, td := range r.Definitions.Tools {
-			dd.rows = append(dd.rows, []string{td.Name, td.Differs, td.Percentiles})
-		}
-		d.t(dd)
+		return
 	}
+	dd := &table{head: []string{"tool", "what it counts differently", "percentiles"}, right: []bool{false, false, false}}
+	for _, td := range r.Definitions.Tools {
+		dd.rows = append(dd.rows, []string{td.Name, td.Differs, td.Percentiles})
+	}
+	d.t(dd)
+}
+
+func slowestSection(d *doc, r *Report, text bool) {
 	d.h("Slowest requests")
 	sw := &table{head: []string{"metric", "ms", "trace id", "span id", "group"}, right: []bool{false, true, false, false, false}}
 	limit := 5
@@ -422,12 +443,11 @@ func buildDoc(r *Report, text bool) *doc {
 		limit = 10
 	}
 	for _, id := range metricIDs {
-		list := r.Slowest[id]
 		label := id
 		if id == "itl" {
 			label = "itl max"
 		}
-		for i, s := range list {
+		for i, s := range r.Slowest[id] {
 			if i == limit {
 				break
 			}
@@ -436,7 +456,6 @@ func buildDoc(r *Report, text bool) *doc {
 		}
 	}
 	d.t(sw)
-	return d
 }
 
 func orDefault(p string) string {

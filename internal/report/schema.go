@@ -23,7 +23,7 @@ type Report struct {
 	// GroupBy lists the dimensions of every group below.
 	GroupBy []string `json:"group_by"`
 	// Spans is every span read; Requests the LLM request spans among them
-	// (those the processor recognised), Failed those with error status.
+	// (those the processor recognized), Failed those with error status.
 	Spans    int64 `json:"spans"`
 	Requests int64 `json:"requests"`
 	Failed   int64 `json:"failed"`
@@ -118,7 +118,7 @@ type LatencyGroup struct {
 	Metrics map[string]Dist `json:"metrics"`
 }
 
-// Dist summarises values: numpy's mean and its default ("linear")
+// Dist summarizes values: numpy's mean and its default ("linear")
 // percentiles. Exact is false only for pooled gaps beyond the memory budget
 // (--max-gaps), which come from a sketch within 1%.
 type Dist struct {
