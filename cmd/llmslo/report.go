@@ -18,13 +18,7 @@ import (
 
 // newReportCommand is `llmslo report`: the SLO report from stored traces.
 func newReportCommand() *cobra.Command {
-	var (
-		configPath, processorID, format, out, by string
-		slos                                     []string
-		maxGaps                                  int64
-		top                                      int
-		quiet                                    bool
-	)
+	var f reportFlags
 	cmd := &cobra.Command{
 		Use:   "report [flags] INPUT...",
 		Short: "SLO report from stored OTLP traces: goodput, exact percentiles, each benchmark tool's definitions",
@@ -40,79 +34,95 @@ llmslo define them, and the slowest requests with their trace and span IDs.`,
   llmslo report --slo 'interactive:ttft=500ms,tpot=15ms,e2e=2s' --format html --out report.html traces.pb.gz
   llmslo capture --listen 127.0.0.1:4320 --out traces.pb & ... ; llmslo report traces.pb`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains([]string{"text", "markdown", "json", "html"}, format) {
-				return fmt.Errorf("--format %q: allowed values are text, markdown, json, html", format)
-			}
-			cfg, id, err := loadConfig(cmd, configPath, processorID)
-			if err != nil {
-				return err
-			}
-			for _, s := range slos {
-				sc, err := parseSLO(s)
-				if err != nil {
-					return fmt.Errorf("--slo %q: %w", s, err)
-				}
-				cfg.SLOs = append(cfg.SLOs, sc)
-			}
-			if err := cfg.Validate(); err != nil {
-				return err
-			}
-			opts := report.Options{Config: cfg, ProcessorID: id, MaxGaps: maxGaps, Top: top}
-			for _, d := range strings.Split(by, ",") {
-				if d = strings.TrimSpace(d); d != "" {
-					opts.By = append(opts.By, d)
-				}
-			}
-			var progress io.Writer
-			if !quiet {
-				progress = cmd.ErrOrStderr()
-			}
-			r, err := report.Run(cmd.Context(), opts, args, progress, 2*time.Second)
-			if err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			var f *os.File
-			if out != "" && out != "-" {
-				if f, err = os.Create(out); err != nil {
-					return err
-				}
-				w = f
-			}
-			bw := bufio.NewWriter(w)
-			switch format {
-			case "text":
-				err = report.WriteText(bw, r)
-			case "markdown":
-				err = report.WriteMarkdown(bw, r)
-			case "json":
-				err = report.WriteJSON(bw, r)
-			case "html":
-				err = report.WriteHTML(bw, r)
-			}
-			if ferr := bw.Flush(); err == nil {
-				err = ferr
-			}
-			if f != nil {
-				if cerr := f.Close(); err == nil {
-					err = cerr
-				}
-			}
-			return err
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runReport(cmd, args, &f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&configPath, "config", "", "collector configuration file: its llm_slo processor's settings are applied")
-	fl.StringVar(&processorID, "processor", "", `which llm_slo processor of --config (e.g. "llm_slo/edge"); needed when it has several`)
-	fl.StringArrayVar(&slos, "slo", nil, `an SLO to judge, added to the configuration's: "NAME:ttft=500ms,tpot=15ms,itl=..,e2e=..,queue_time=.." (repeatable)`)
-	fl.StringVar(&format, "format", "text", "text, markdown, json or html")
-	fl.StringVarP(&out, "out", "o", "", "write the report to this file (default standard output)")
-	fl.StringVar(&by, "by", strings.Join(report.DefaultBy, ","), `group dimensions: model, layer, preset, or any span/resource attribute key`)
-	fl.Int64Var(&maxGaps, "max-gaps", 64<<20, "inter-token gaps kept for exact pooled ITL percentiles (8 bytes each); beyond it, a 1% sketch")
-	fl.IntVar(&top, "top", 10, "slowest requests listed per metric")
-	fl.BoolVarP(&quiet, "quiet", "q", false, "no progress lines on standard error")
+	fl.StringVar(&f.configPath, "config", "", "collector configuration file: its llm_slo processor's settings are applied")
+	fl.StringVar(&f.processorID, "processor", "", `which llm_slo processor of --config (e.g. "llm_slo/edge"); needed when it has several`)
+	fl.StringArrayVar(&f.slos, "slo", nil, `an SLO to judge, added to the configuration's: "NAME:ttft=500ms,tpot=15ms,itl=..,e2e=..,queue_time=.." (repeatable)`)
+	fl.StringVar(&f.format, "format", "text", "text, markdown, json or html")
+	fl.StringVarP(&f.out, "out", "o", "", "write the report to this file (default standard output)")
+	fl.StringVar(&f.by, "by", strings.Join(report.DefaultBy, ","), `group dimensions: model, layer, preset, or any span/resource attribute key`)
+	fl.Int64Var(&f.maxGaps, "max-gaps", 64<<20, "inter-token gaps kept for exact pooled ITL percentiles (8 bytes each); beyond it, a 1% sketch")
+	fl.IntVar(&f.top, "top", 10, "slowest requests listed per metric")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on standard error")
 	return cmd
+}
+
+type reportFlags struct {
+	configPath, processorID, format, out, by string
+	slos                                     []string
+	maxGaps                                  int64
+	top                                      int
+	quiet                                    bool
+}
+
+func runReport(cmd *cobra.Command, args []string, f *reportFlags) error {
+	if !slices.Contains([]string{"text", "markdown", "json", "html"}, f.format) {
+		return fmt.Errorf("--format %q: allowed values are text, markdown, json, html", f.format)
+	}
+	cfg, id, err := loadConfig(cmd, f.configPath, f.processorID)
+	if err != nil {
+		return err
+	}
+	for _, s := range f.slos {
+		sc, err := parseSLO(s)
+		if err != nil {
+			return fmt.Errorf("--slo %q: %w", s, err)
+		}
+		cfg.SLOs = append(cfg.SLOs, sc)
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	opts := report.Options{Config: cfg, ProcessorID: id, MaxGaps: f.maxGaps, Top: f.top}
+	for _, d := range strings.Split(f.by, ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			opts.By = append(opts.By, d)
+		}
+	}
+	var progress io.Writer
+	if !f.quiet {
+		progress = cmd.ErrOrStderr()
+	}
+	r, err := report.Run(cmd.Context(), opts, args, progress, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	return writeReport(cmd, f, r)
+}
+
+// writeReport writes r in the chosen format to --out or standard output.
+func writeReport(cmd *cobra.Command, f *reportFlags, r *report.Report) error {
+	var err error
+	w := cmd.OutOrStdout()
+	var file *os.File
+	if f.out != "" && f.out != "-" {
+		if file, err = os.Create(f.out); err != nil {
+			return err
+		}
+		w = file
+	}
+	bw := bufio.NewWriter(w)
+	switch f.format {
+	case "text":
+		err = report.WriteText(bw, r)
+	case "markdown":
+		err = report.WriteMarkdown(bw, r)
+	case "json":
+		err = report.WriteJSON(bw, r)
+	case "html":
+		err = report.WriteHTML(bw, r)
+	}
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	if file != nil {
+		if cerr := file.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }
 
 // loadConfig returns the processor configuration: the chosen llm_slo

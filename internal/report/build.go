@@ -18,7 +18,6 @@ import (
 // per SLO, and a stream record for requests with chunk timing.
 const recordSize = int(unsafe.Sizeof(record{}))
 
-
 // topK keeps the k largest values of one metric with their span IDs.
 type topK struct {
 	k int

@@ -43,51 +43,9 @@ type streamRec struct {
 // pools its chunk gaps; it reports whether the request is in the
 // definitions.
 func (e *Engine) addStream(span ptrace.Span, rec int, presetName, source string, outTokens int32) bool {
-	ev := e.events[presetName]
-	evs := span.Events()
-	if ev == nil || len(ev.Chunk) == 0 || evs.Len() == 0 {
+	times, counts, ok := e.chunks(span, presetName)
+	if !ok {
 		return false
-	}
-	start, end := int64(span.StartTimestamp()), int64(span.EndTimestamp())
-	if start <= 0 || end < start {
-		return false
-	}
-	times, counts := e.scratch.evTimes[:0], e.scratch.evCount[:0]
-	defer func() { e.scratch.evTimes, e.scratch.evCount = times, counts }()
-	for i := 0; i < evs.Len(); i++ {
-		x := evs.At(i)
-		if !e.eventNames[x.Name()] || !slices.Contains(ev.Chunk, x.Name()) {
-			continue
-		}
-		ts := int64(x.Timestamp())
-		if ts < start || ts > end {
-			return false // timing the processor does not trust either
-		}
-		count := int64(-1)
-		if ev.TokenCount != "" {
-			if a, ok := x.Attributes().Get(ev.TokenCount); ok {
-				switch a.Type() {
-				case pcommon.ValueTypeInt:
-					count = a.Int()
-				case pcommon.ValueTypeDouble:
-					count = int64(a.Double())
-				}
-				if count < 0 {
-					count = -1
-				}
-			}
-		}
-		times, counts = append(times, ts), append(counts, count)
-	}
-	if len(times) == 0 {
-		return false
-	}
-	// OTLP gives the order of events no meaning: sort by time, stably.
-	for i := 1; i < len(times); i++ {
-		for j := i; j > 0 && times[j] < times[j-1]; j-- {
-			times[j], times[j-1] = times[j-1], times[j]
-			counts[j], counts[j-1] = counts[j-1], counts[j]
-		}
 	}
 	firstC, lastC := -1, -1
 	var tokens int64
@@ -106,34 +64,96 @@ func (e *Engine) addStream(span ptrace.Span, rec int, presetName, source string,
 		return false
 	}
 	events := int32(lastC + 1)
-	if contents == events {
-		for i := 1; i <= lastC; i++ {
-			e.plain.add(nanos(times[i]-times[i-1]), 1)
-		}
-	} else {
-		prev := int64(-1)
-		for i := 0; i <= lastC; i++ {
-			if i > 0 {
-				e.choicesZ.add(nanos(times[i]-times[i-1]), 1)
-			}
-			if counts[i] != 0 {
-				if prev >= 0 {
-					e.contentZ.add(nanos(times[i]-prev), 1)
-				}
-				prev = times[i]
-			}
-		}
-	}
+	e.poolChunkGaps(times[:lastC+1], counts[:lastC+1], contents == events)
 	n := int64(outTokens)
 	if n < 0 {
 		n = tokens
 	}
+	start := int64(span.StartTimestamp())
 	e.streams = append(e.streams, streamRec{
 		rec: int32(rec), events: events, contents: contents,
-		firstChoice: times[0] - start, first: times[firstC] - start, last: times[lastC] - start, end: end - start,
-		n: n, usage: outTokens >= 0 && !strings.Contains(source, "output_tokens_from_chunks"),
+		firstChoice: times[0] - start, first: times[firstC] - start, last: times[lastC] - start,
+		end: int64(span.EndTimestamp()) - start,
+		n:   n, usage: outTokens >= 0 && !strings.Contains(source, "output_tokens_from_chunks"),
 	})
 	return true
+}
+
+// chunks returns the span's chunk events (times in Unix ns, token counts,
+// -1 where the event has none), sorted by time; false when there are none
+// or when one lies outside the span (timing the processor does not trust
+// either).
+func (e *Engine) chunks(span ptrace.Span, presetName string) (times, counts []int64, ok bool) {
+	ev := e.events[presetName]
+	evs := span.Events()
+	start, end := int64(span.StartTimestamp()), int64(span.EndTimestamp())
+	if ev == nil || len(ev.Chunk) == 0 || evs.Len() == 0 || start <= 0 || end < start {
+		return nil, nil, false
+	}
+	times, counts = e.scratch.evTimes[:0], e.scratch.evCount[:0]
+	defer func() { e.scratch.evTimes, e.scratch.evCount = times, counts }()
+	for i := 0; i < evs.Len(); i++ {
+		x := evs.At(i)
+		if !e.eventNames[x.Name()] || !slices.Contains(ev.Chunk, x.Name()) {
+			continue
+		}
+		ts := int64(x.Timestamp())
+		if ts < start || ts > end {
+			return times, counts, false
+		}
+		times, counts = append(times, ts), append(counts, chunkCount(x.Attributes(), ev.TokenCount))
+	}
+	// OTLP gives the order of events no meaning: sort by time, stably.
+	for i := 1; i < len(times); i++ {
+		for j := i; j > 0 && times[j] < times[j-1]; j-- {
+			times[j], times[j-1] = times[j-1], times[j]
+			counts[j], counts[j-1] = counts[j-1], counts[j]
+		}
+	}
+	return times, counts, len(times) > 0
+}
+
+// chunkCount is a chunk event's token count, -1 when it does not say.
+func chunkCount(attrs pcommon.Map, key string) int64 {
+	if key == "" {
+		return -1
+	}
+	a, ok := attrs.Get(key)
+	if !ok {
+		return -1
+	}
+	count := int64(-1)
+	switch a.Type() {
+	case pcommon.ValueTypeInt:
+		count = a.Int()
+	case pcommon.ValueTypeDouble:
+		count = int64(a.Double())
+	}
+	return max(count, -1)
+}
+
+// poolChunkGaps pools the gaps of the events up to the last content chunk:
+// requests whose choices chunks are all content chunks share one pool
+// (vLLM's and SGLang's gaps are then the same); the others keep both.
+func (e *Engine) poolChunkGaps(times, counts []int64, allContent bool) {
+	if allContent {
+		for i := 1; i < len(times); i++ {
+			e.plain.add(nanos(times[i]-times[i-1]), 1)
+		}
+		return
+	}
+	prev := int64(-1)
+	for i := range times {
+		if i > 0 {
+			e.choicesZ.add(nanos(times[i]-times[i-1]), 1)
+		}
+		if counts[i] != 0 {
+			if prev >= 0 {
+				e.contentZ.add(nanos(times[i]-prev), 1)
+			}
+			prev = times[i]
+		}
+	}
 }
 
 func nanos(ns int64) float64 { return float64(ns) / 1e9 }
@@ -236,121 +256,140 @@ func guideStats(m ToolMetric, p perRequest) ToolMetric {
 	return m
 }
 
+// toolValues are the per-request values of every tool's metrics: v (vLLM),
+// a (AIPerf, ns), l (LLMPerf), g (GuideLLM, weighted), s (SGLang), d
+// (DistServe), o (llmslo).
+type toolValues struct {
+	vTTFT, vTPOT, vE2E       perRequest
+	aTTFT, aITL, aE2E        perRequest
+	lTTFT, lITL, lE2E        perRequest
+	gTTFT, gTPOT, gITL, gE2E perRequest
+	sTTFT, sTPOT, sE2E       perRequest
+	dTTFT, dTPOT, dE2E       perRequest
+	oTTFT, oTPOT, oE2E       perRequest
+}
+
+// add applies every tool's formulas to one request's stream.
+func (t *toolValues) add(s streamRec, r *record) {
+	n := s.n
+	// vLLM: first and last chunk with choices; N from usage.
+	ttft, lat := nanos(s.firstChoice), nanos(s.last)
+	t.vTTFT.add(ttft)
+	t.vE2E.add(lat)
+	if n > 1 {
+		t.vTPOT.add((lat - ttft) / float64(n-1))
+	}
+	// GenAI-Perf: integer ns, empty responses deleted first.
+	t.aTTFT.add(float64(s.first))
+	t.aE2E.add(float64(s.last))
+	if s.contents > 1 && n > 1 {
+		t.aITL.add(math.RoundToEven(float64(s.last-s.first) / float64(n-1)))
+	}
+	// LLMPerf: sum(time_to_next_token) telescopes to the last content
+	// chunk; divided by every data event (main collection path).
+	t.lTTFT.add(nanos(s.first))
+	t.lITL.add(nanos(s.last) / float64(s.events))
+	t.lE2E.add(nanos(s.end))
+	t.addGuideLLM(s)
+	// SGLang (OpenAI backends): latency at the last line ([DONE]).
+	t.sTTFT.add(nanos(s.first))
+	t.sE2E.add(nanos(s.end))
+	if n > 1 {
+		t.sTPOT.add((nanos(s.end) - nanos(s.first)) / float64(n-1))
+	}
+	// DistServe.
+	t.dTTFT.add(nanos(s.first))
+	t.dE2E.add(nanos(s.end))
+	if n == 1 {
+		t.dTPOT.add(0)
+	} else if n > 1 {
+		t.dTPOT.add(nanos(s.last-s.first) / float64(n-1))
+	}
+	// llmslo: the processor's own values for the same request.
+	for _, x := range []struct {
+		p *perRequest
+		v float64
+	}{{&t.oTTFT, r.ttft}, {&t.oTPOT, r.tpot}, {&t.oE2E, r.e2e}} {
+		if !math.IsNaN(x.v) {
+			x.p.add(x.v)
+		}
+	}
+}
+
+// addGuideLLM: GuideLLM >= 0.4, output_tokens from usage, else content
+// chunks; None becomes 0.0 with weight 0.
+func (t *toolValues) addGuideLLM(s streamRec) {
+	gn := s.n
+	if !s.usage {
+		gn = int64(s.contents)
+	}
+	t.gTTFT.addW(nanos(s.first), 1)
+	t.gE2E.addW(nanos(s.end), 1)
+	if gn > 0 {
+		t.gTPOT.addW(nanos(s.last)/float64(gn), float64(gn))
+	} else {
+		t.gTPOT.addW(0, 0)
+	}
+	if gn > 1 {
+		t.gITL.addW(nanos(s.last-s.first)/float64(gn-1), float64(gn-1))
+	} else {
+		t.gITL.addW(0, 0)
+	}
+}
+
 // definitions computes every tool's metrics over the same streams.
 func (e *Engine) definitions() Definitions {
 	d := Definitions{Requests: int64(len(e.streams))}
-	var (
-		vTTFT, vTPOT, vE2E       perRequest
-		aTTFT, aITL, aE2E        perRequest // ns
-		lTTFT, lITL, lE2E        perRequest
-		gTTFT, gTPOT, gITL, gE2E perRequest
-		sTTFT, sTPOT, sE2E       perRequest
-		dTTFT, dTPOT, dE2E       perRequest
-		oTTFT, oTPOT, oE2E       perRequest
-	)
+	var t toolValues
 	for _, s := range e.streams {
-		n := s.n
-		// vLLM: first and last chunk with choices; N from usage.
-		ttft, lat := nanos(s.firstChoice), nanos(s.last)
-		vTTFT.add(ttft)
-		vE2E.add(lat)
-		if n > 1 {
-			vTPOT.add((lat - ttft) / float64(n-1))
-		}
-		// GenAI-Perf: integer ns, empty responses deleted first.
-		aTTFT.add(float64(s.first))
-		aE2E.add(float64(s.last))
-		if s.contents > 1 && n > 1 {
-			aITL.add(math.RoundToEven(float64(s.last-s.first) / float64(n-1)))
-		}
-		// LLMPerf: sum(time_to_next_token) telescopes to the last content
-		// chunk; divided by every data event (main collection path).
-		lTTFT.add(nanos(s.first))
-		lITL.add(nanos(s.last) / float64(s.events))
-		lE2E.add(nanos(s.end))
-		// GuideLLM >= 0.4: output_tokens from usage, else content chunks.
-		gn := n
-		if !s.usage {
-			gn = int64(s.contents)
-		}
-		gTTFT.addW(nanos(s.first), 1)
-		gE2E.addW(nanos(s.end), 1)
-		if gn > 0 {
-			gTPOT.addW(nanos(s.last)/float64(gn), float64(gn))
-		} else {
-			gTPOT.addW(0, 0)
-		}
-		if gn > 1 {
-			gITL.addW(nanos(s.last-s.first)/float64(gn-1), float64(gn-1))
-		} else {
-			gITL.addW(0, 0)
-		}
-		// SGLang (OpenAI backends): latency at the last line ([DONE]).
-		sTTFT.add(nanos(s.first))
-		sE2E.add(nanos(s.end))
-		if n > 1 {
-			sTPOT.add((nanos(s.end) - nanos(s.first)) / float64(n-1))
-		}
-		// DistServe.
-		dTTFT.add(nanos(s.first))
-		dE2E.add(nanos(s.end))
-		if n == 1 {
-			dTPOT.add(0)
-		} else if n > 1 {
-			dTPOT.add(nanos(s.last-s.first) / float64(n-1))
-		}
-		// llmslo: the processor's own values for the same request.
-		r := &e.recs[s.rec]
-		for _, x := range []struct {
-			p *perRequest
-			v float64
-		}{{&oTTFT, r.ttft}, {&oTPOT, r.tpot}, {&oE2E, r.e2e}} {
-			if !math.IsNaN(x.v) {
-				x.p.add(x.v)
-			}
-		}
+		t.add(s, &e.recs[s.rec])
 	}
-	const req = "request"
-	for _, t := range tools {
-		td := ToolDefs{Tool: t.id, Name: t.name, Source: t.source, Differs: t.differs, Percentiles: t.percentiles, Metrics: map[string]ToolMetric{}}
-		m := td.Metrics
-		switch t.id {
-		case "vllm":
-			m["ttft"] = numpyStats(metric("ttft", "first choices chunk - start", req), vTTFT.vals, true, 1)
-			m["tpot"] = numpyStats(metric("tpot", "(e2el - ttft)/(N-1), N > 1", req), vTPOT.vals, true, 1)
-			m["itl"] = distStats(metric("itl", "every gap between choices chunks", "gap"), summarize(e.plain, e.choicesZ))
-			m["e2e"] = numpyStats(metric("e2el", "last choices chunk - start", req), vE2E.vals, true, 1)
-		case "aiperf":
-			m["ttft"] = numpyStats(metric("time_to_first_token", "first non-empty response - start", req), aTTFT.vals, false, 1e-9)
-			m["itl"] = numpyStats(metric("inter_token_latency", "round((latency - ttft)/(N-1)) ns; responses > 1, N > 1", req), aITL.vals, false, 1e-9)
-			m["e2e"] = numpyStats(metric("request_latency", "last non-empty response - start", req), aE2E.vals, false, 1e-9)
-		case "llmperf":
-			m["ttft"] = numpyStats(metric("ttft_s", "first content chunk - start", req), lTTFT.vals, false, 1)
-			m["itl"] = numpyStats(metric("inter_token_latency_s", "(last content - start) / data events", req), lITL.vals, false, 1)
-			m["e2e"] = numpyStats(metric("end_to_end_latency_s", "stream closed - start", req), lE2E.vals, false, 1)
-		case "guidellm":
-			m["ttft"] = guideStats(metric("time_to_first_token_ms", "first content chunk - start", req), gTTFT)
-			m["tpot"] = guideStats(metric("time_per_output_token_ms", "(last content - start)/N", "N"), gTPOT)
-			m["itl"] = guideStats(metric("inter_token_latency_ms", "(last - first content)/(N-1)", "N-1"), gITL)
-			m["e2e"] = guideStats(metric("request_latency", "after [DONE] - start", req), gE2E)
-		case "sglang":
-			m["ttft"] = numpyStats(metric("ttft", "first content chunk - start", req), sTTFT.vals, true, 1)
-			m["tpot"] = numpyStats(metric("tpot", "(e2e - ttft)/(N-1), N > 1", req), sTPOT.vals, true, 1)
-			m["itl"] = distStats(metric("itl", "every gap between content chunks", "gap"), summarize(e.plain, e.contentZ))
-			m["e2e"] = numpyStats(metric("e2e_latency", "last line ([DONE]) - start", req), sE2E.vals, true, 1)
-		case "distserve":
-			m["ttft"] = numpyStats(metric("ftl", "first token - start", req), dTTFT.vals, false, 1)
-			m["tpot"] = numpyStats(metric("tpot", "(last - first token)/(N-1); 0 if N = 1", req), dTPOT.vals, false, 1)
-			m["e2e"] = numpyStats(metric("latency", "end - start", req), dE2E.vals, false, 1)
-		case "llmslo":
-			m["ttft"] = numpyStats(metric("llm.ttft", "first output - start", req), oTTFT.vals, false, 1)
-			m["tpot"] = numpyStats(metric("llm.tpot", "(e2e - ttft)/(N-1), N >= 2", req), oTPOT.vals, false, 1)
-			m["itl"] = distStats(metric("llm.itl.gaps", e.itlFormula(), "gap"), summarize(e.gapsDefs...))
-			m["e2e"] = numpyStats(metric("llm.e2e", "last output - start", req), oE2E.vals, false, 1)
-		}
-		d.Tools = append(d.Tools, td)
+	for _, info := range tools {
+		d.Tools = append(d.Tools, e.toolDefs(info, &t))
 	}
 	return d
+}
+
+// toolDefs summarizes one tool's metrics with its own statistics.
+func (e *Engine) toolDefs(t toolInfo, v *toolValues) ToolDefs {
+	const req = "request"
+	td := ToolDefs{Tool: t.id, Name: t.name, Source: t.source, Differs: t.differs, Percentiles: t.percentiles, Metrics: map[string]ToolMetric{}}
+	m := td.Metrics
+	switch t.id {
+	case "vllm":
+		m["ttft"] = numpyStats(metric("ttft", "first choices chunk - start", req), v.vTTFT.vals, true, 1)
+		m["tpot"] = numpyStats(metric("tpot", "(e2el - ttft)/(N-1), N > 1", req), v.vTPOT.vals, true, 1)
+		m["itl"] = distStats(metric("itl", "every gap between choices chunks", "gap"), summarize(e.plain, e.choicesZ))
+		m["e2e"] = numpyStats(metric("e2el", "last choices chunk - start", req), v.vE2E.vals, true, 1)
+	case "aiperf":
+		m["ttft"] = numpyStats(metric("time_to_first_token", "first non-empty response - start", req), v.aTTFT.vals, false, 1e-9)
+		m["itl"] = numpyStats(metric("inter_token_latency", "round((latency - ttft)/(N-1)) ns; responses > 1, N > 1", req), v.aITL.vals, false, 1e-9)
+		m["e2e"] = numpyStats(metric("request_latency", "last non-empty response - start", req), v.aE2E.vals, false, 1e-9)
+	case "llmperf":
+		m["ttft"] = numpyStats(metric("ttft_s", "first content chunk - start", req), v.lTTFT.vals, false, 1)
+		m["itl"] = numpyStats(metric("inter_token_latency_s", "(last content - start) / data events", req), v.lITL.vals, false, 1)
+		m["e2e"] = numpyStats(metric("end_to_end_latency_s", "stream closed - start", req), v.lE2E.vals, false, 1)
+	case "guidellm":
+		m["ttft"] = guideStats(metric("time_to_first_token_ms", "first content chunk - start", req), v.gTTFT)
+		m["tpot"] = guideStats(metric("time_per_output_token_ms", "(last content - start)/N", "N"), v.gTPOT)
+		m["itl"] = guideStats(metric("inter_token_latency_ms", "(last - first content)/(N-1)", "N-1"), v.gITL)
+		m["e2e"] = guideStats(metric("request_latency", "after [DONE] - start", req), v.gE2E)
+	case "sglang":
+		m["ttft"] = numpyStats(metric("ttft", "first content chunk - start", req), v.sTTFT.vals, true, 1)
+		m["tpot"] = numpyStats(metric("tpot", "(e2e - ttft)/(N-1), N > 1", req), v.sTPOT.vals, true, 1)
+		m["itl"] = distStats(metric("itl", "every gap between content chunks", "gap"), summarize(e.plain, e.contentZ))
+		m["e2e"] = numpyStats(metric("e2e_latency", "last line ([DONE]) - start", req), v.sE2E.vals, true, 1)
+	case "distserve":
+		m["ttft"] = numpyStats(metric("ftl", "first token - start", req), v.dTTFT.vals, false, 1)
+		m["tpot"] = numpyStats(metric("tpot", "(last - first token)/(N-1); 0 if N = 1", req), v.dTPOT.vals, false, 1)
+		m["e2e"] = numpyStats(metric("latency", "end - start", req), v.dE2E.vals, false, 1)
+	case "llmslo":
+		m["ttft"] = numpyStats(metric("llm.ttft", "first output - start", req), v.oTTFT.vals, false, 1)
+		m["tpot"] = numpyStats(metric("llm.tpot", "(e2e - ttft)/(N-1), N >= 2", req), v.oTPOT.vals, false, 1)
+		m["itl"] = distStats(metric("llm.itl.gaps", e.itlFormula(), "gap"), summarize(e.gapsDefs...))
+		m["e2e"] = numpyStats(metric("llm.e2e", "last output - start", req), v.oE2E.vals, false, 1)
+	}
+	return td
 }
 
 func (e *Engine) itlFormula() string {

@@ -285,6 +285,26 @@ func (e *Engine) add(span ptrace.Span, res pcommon.Map) {
 	for range e.slos {
 		e.verdicts = append(e.verdicts, 0)
 	}
+	e.readAttrs(attrs, &r, &v, e.verdicts[base:])
+	r.group = e.groupOf(attrs, res, &v)
+	e.recs = append(e.recs, r)
+	e.slowest[mTTFT].add(r.ttft, span, idx)
+	e.slowest[mTPOT].add(r.tpot, span, idx)
+	e.slowest[mITL].add(r.itlMax, span, idx)
+	e.slowest[mE2E].add(r.e2e, span, idx)
+	e.slowest[mQueue].add(r.queue, span, idx)
+	if r.failed {
+		return // latency distributions describe successful requests
+	}
+	presetName, _, _ := strings.Cut(v.source, ":")
+	inDefs := e.addStream(span, idx, presetName, v.source, r.outTokens)
+	e.addGaps(span, &v, presetName, r.group, inDefs)
+}
+
+// readAttrs reads what the processor wrote on the span in one pass over its
+// attributes: the values into r, the rest into v, the SLO verdicts into
+// verdicts (one per SLO).
+func (e *Engine) readAttrs(attrs pcommon.Map, r *record, v *spanView, verdicts []uint16) {
 	prefix := e.keys.Prefix
 	attrs.Range(func(k string, val pcommon.Value) bool {
 		rest, found := strings.CutPrefix(k, prefix)
@@ -321,25 +341,12 @@ func (e *Engine) add(span ptrace.Span, res pcommon.Map) {
 		default:
 			if name, met, ok := e.keys.ParseSLOKey(k); ok {
 				if i, ok := e.sloIx[name]; ok {
-					e.verdicts[base+i] |= verdictBits(met, val)
+					verdicts[i] |= verdictBits(met, val)
 				}
 			}
 		}
 		return true
 	})
-	r.group = e.groupOf(attrs, res, &v)
-	e.recs = append(e.recs, r)
-	e.slowest[mTTFT].add(r.ttft, span, idx)
-	e.slowest[mTPOT].add(r.tpot, span, idx)
-	e.slowest[mITL].add(r.itlMax, span, idx)
-	e.slowest[mE2E].add(r.e2e, span, idx)
-	e.slowest[mQueue].add(r.queue, span, idx)
-	if r.failed {
-		return // latency distributions describe successful requests
-	}
-	presetName, _, _ := strings.Cut(v.source, ":")
-	inDefs := e.addStream(span, idx, presetName, v.source, r.outTokens)
-	e.addGaps(span, &v, presetName, r.group, inDefs)
 }
 
 func verdictBits(met bool, val pcommon.Value) uint16 {
