@@ -436,16 +436,16 @@ func (e *Engine) addGaps(span ptrace.Span, v *spanView, presetName string, group
 		p = e.gapsDefs[group]
 	}
 	if v.hasGaps {
-		for i := 0; i < v.gaps.Len(); i++ {
-			w := uint32(1)
+		// A span's gaps weigh at most maxTokens in all, the processor's own
+		// bound on a token count: a hostile weight cannot stretch the loops.
+		budget := int64(maxTokens)
+		for i := 0; i < v.gaps.Len() && budget > 0; i++ {
+			w := int64(1)
 			if v.hasWeights && i < v.weights.Len() {
-				if x := v.weights.At(i).Int(); x > 0 && x <= math.MaxUint32 {
-					w = uint32(x)
-				} else {
-					w = 0
-				}
+				w = max(0, min(v.weights.At(i).Int(), budget))
 			}
-			p.add(seconds(v.gaps.At(i)), w)
+			budget -= max(w, 1)
+			p.add(seconds(v.gaps.At(i)), uint32(w))
 		}
 		return
 	}
@@ -458,6 +458,10 @@ func (e *Engine) addGaps(span ptrace.Span, v *spanView, presetName string, group
 		p.add(g, 1)
 	}
 }
+
+// maxTokens bounds the tokens (gap weights) of one span, as the processor
+// bounds a token count.
+const maxTokens = 1 << 24
 
 // Report computes the report from the records.
 func (e *Engine) Report(inputs []string) *Report {

@@ -40,6 +40,7 @@ func (p *pool) add(v float64, w uint32) {
 		return
 	}
 	if p.budget.Add(-1) < 0 {
+		p.budget.Add(1)
 		p.toSketch()
 		for range w {
 			p.sk.Add(v)
@@ -146,26 +147,19 @@ func (p *pool) summary() Dist {
 	vals := make([]float64, len(idx))
 	cum := make([]uint64, len(idx))
 	var c uint64
-	expanded := make([]float64, 0, min(p.n, 1<<16))
-	var sum float64
+	prod := make([]float64, len(p.vals))
 	for k, i := range idx {
 		vals[k] = p.vals[i]
 		c += uint64(p.weights[i])
 		cum[k] = c
 	}
-	// The mean of the expanded multiset, in numpy's order for the expanded
-	// array in its original order, block by block.
+	// The weighted mean sums value x weight (numpy on the expanded array
+	// adds the copies one by one: equal to float rounding, and this costs
+	// one step per value, not per token).
 	for i, v := range p.vals {
-		for range p.weights[i] {
-			expanded = append(expanded, v)
-			if len(expanded) == npBlock {
-				sum += pairwiseSum(expanded)
-				expanded = expanded[:0]
-			}
-		}
+		prod[i] = v * float64(p.weights[i])
 	}
-	sum += pairwiseSum(expanded)
-	d.Mean = Num(sum / float64(p.n))
+	d.Mean = Num(npSum(prod) / float64(p.n))
 	d.P50, d.P90 = Num(weightedPercentile(vals, cum, 50)), Num(weightedPercentile(vals, cum, 90))
 	d.P99, d.P999 = Num(weightedPercentile(vals, cum, 99)), Num(weightedPercentile(vals, cum, 99.9))
 	d.Max = Num(vals[len(vals)-1])
