@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 )
@@ -239,3 +240,5 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 	*n = Num(f)
 	return err
 }
+
+func jsonUnmarshal(b []byte, r *Report) error { return json.Unmarshal(b, r) }
