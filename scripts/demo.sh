@@ -6,12 +6,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 log=$(mktemp -t llmslo-demo.XXXXXX.log)
+traces=$(mktemp -t llmslo-demo-traces.XXXXXX.pb.gz)
 pid=""
-cleanup() {
-  if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
+capture_pid=""
+stop() {
+  if [[ -n "$1" ]] && kill -0 "$1" 2>/dev/null; then
+    kill -"$2" "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
   fi
+}
+cleanup() {
+  stop "$pid" TERM
+  stop "$capture_pid" INT
 }
 trap cleanup EXIT INT TERM
 
@@ -27,7 +33,10 @@ fi
 # takes a while, and progress.sh says so instead of staying silent.
 mkdir -p bin
 scripts/progress.sh "compiling the demo tools (bin/sendtraces, bin/llmslo-demo)" \
-  go build -o bin/ ./cmd/sendtraces ./cmd/llmslo-demo
+  go build -o bin/ ./cmd/sendtraces ./cmd/llmslo-demo ./cmd/llmslo
+echo ">> llmslo capture: the collector's otlp_http/report exporter -> $traces"
+bin/llmslo capture --listen 127.0.0.1:4320 --out "$traces" 2>>"$log" &
+capture_pid=$!
 
 echo ">> starting dist/otelcol-llmslo on config/demo.yaml (log: $log)"
 dist/otelcol-llmslo --config config/demo.yaml >"$log" 2>&1 &
@@ -49,3 +58,10 @@ echo ">> driving the collector with the load generator for ${DURATION:-30s} at $
 echo ">> (Prometheus exposition of the same metrics: http://127.0.0.1:9464/metrics)"
 bin/llmslo-demo -endpoint 127.0.0.1:4317 -listen 127.0.0.1:4319 -duration "${DURATION:-30s}" -rate "${RATE:-20}" -flush 2s -width "$width"
 echo ">> done; stopping the collector"
+stop "$pid" TERM
+stop "$capture_pid" INT
+echo
+echo ">> llmslo report on the captured traces (the SLO part; the whole report: llmslo-report.html)"
+bin/llmslo report --quiet --config config/demo.yaml "$traces" | sed -n '/^SLO /,/^Latency/p' | sed '$d'
+bin/llmslo report --quiet --config config/demo.yaml --format html --out llmslo-report.html "$traces"
+echo ">> wrote llmslo-report.html (open it in a browser); the traces stay in $traces"

@@ -107,3 +107,21 @@ func (s *SLO) Judge(r *derive.Result, v *Verdict) {
 	v.Decided = failed || !unknown
 	v.Met = !failed && !unknown
 }
+
+// Names lists the constraint names in the order violations report them.
+func Names() []string {
+	out := make([]string, len(constraints))
+	for i, c := range constraints {
+		out[i] = c.name
+	}
+	return out
+}
+
+// Ordered returns l's thresholds in the order of Names.
+func (l *Limits) Ordered() []Threshold {
+	out := make([]Threshold, len(constraints))
+	for i, c := range constraints {
+		out[i] = c.limit(l)
+	}
+	return out
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	llmsloprocessor "github.com/llmslo/llmslo"
+	"github.com/llmslo/llmslo/internal/collectorconfig"
+	"github.com/llmslo/llmslo/internal/report"
+)
+
+// newReportCommand is `llmslo report`: the SLO report from stored traces.
+func newReportCommand() *cobra.Command {
+	var f reportFlags
+	cmd := &cobra.Command{
+		Use:   "report [flags] INPUT...",
+		Short: "SLO report from stored OTLP traces: goodput, exact percentiles, each benchmark tool's definitions",
+		Long: `Reads OTLP trace files (OTLP/JSON, one export request per line or any sequence of
+documents; OTLP protobuf, one request or length-prefixed messages; gzip; "-" for stdin),
+runs every span through the llm_slo processor in-process (the configuration of --config's
+llm_slo processor, else the processor's defaults), and reports per SLO and per group:
+goodput with its 95% confidence interval, violations by constraint and combination, the
+goodput attainable without each constraint, the SLO-scale sweep, exact latency percentiles,
+TTFT/TPOT/ITL/E2E as vLLM, AIPerf/GenAI-Perf, LLMPerf, GuideLLM, SGLang, DistServe and
+llmslo define them, and the slowest requests with their trace and span IDs.`,
+		Example: `  llmslo report --config config/collector.yaml traces.jsonl
+  llmslo report --slo 'interactive:ttft=500ms,tpot=15ms,e2e=2s' --format html --out report.html traces.pb.gz
+  llmslo capture --listen 127.0.0.1:4320 --out traces.pb & ... ; llmslo report traces.pb`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runReport(cmd, args, &f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.configPath, "config", "", "collector configuration file: its llm_slo processor's settings are applied")
+	fl.StringVar(&f.processorID, "processor", "", `which llm_slo processor of --config (e.g. "llm_slo/edge"); needed when it has several`)
+	fl.StringArrayVar(&f.slos, "slo", nil, `an SLO to judge, added to the configuration's: "NAME:ttft=500ms,tpot=15ms,itl=..,e2e=..,queue_time=.." (repeatable)`)
+	fl.StringVar(&f.format, "format", "text", "text, markdown, json or html")
+	fl.StringVarP(&f.out, "out", "o", "", "write the report to this file (default standard output)")
+	fl.StringVar(&f.by, "by", strings.Join(report.DefaultBy, ","), `group dimensions: model, layer, preset, or any span/resource attribute key`)
+	fl.Int64Var(&f.maxGaps, "max-gaps", 64<<20, "inter-token gaps kept for exact pooled ITL percentiles (8 bytes each); beyond it, a 1% sketch")
+	fl.IntVar(&f.top, "top", 10, "slowest requests listed per metric")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on standard error")
+	return cmd
+}
+
+type reportFlags struct {
+	configPath, processorID, format, out, by string
+	slos                                     []string
+	maxGaps                                  int64
+	top                                      int
+	quiet                                    bool
+}
+
+func runReport(cmd *cobra.Command, args []string, f *reportFlags) error {
+	if !slices.Contains([]string{"text", "markdown", "json", "html"}, f.format) {
+		return fmt.Errorf("--format %q: allowed values are text, markdown, json, html", f.format)
+	}
+	cfg, id, err := loadConfig(cmd, f.configPath, f.processorID)
+	if err != nil {
+		return err
+	}
+	for _, s := range f.slos {
+		sc, err := parseSLO(s)
+		if err != nil {
+			return fmt.Errorf("--slo %q: %w", s, err)
+		}
+		cfg.SLOs = append(cfg.SLOs, sc)
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	opts := report.Options{Config: cfg, ProcessorID: id, MaxGaps: f.maxGaps, Top: f.top}
+	for _, d := range strings.Split(f.by, ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			opts.By = append(opts.By, d)
+		}
+	}
+	var progress io.Writer
+	if !f.quiet {
+		progress = cmd.ErrOrStderr()
+	}
+	r, err := report.Run(cmd.Context(), opts, args, progress, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	return writeReport(cmd, f, r)
+}
+
+// writeReport writes r in the chosen format to --out or standard output.
+func writeReport(cmd *cobra.Command, f *reportFlags, r *report.Report) error {
+	var err error
+	w := cmd.OutOrStdout()
+	var file *os.File
+	if f.out != "" && f.out != "-" {
+		if file, err = os.Create(f.out); err != nil {
+			return err
+		}
+		w = file
+	}
+	bw := bufio.NewWriter(w)
+	switch f.format {
+	case "text":
+		err = report.WriteText(bw, r)
+	case "markdown":
+		err = report.WriteMarkdown(bw, r)
+	case "json":
+		err = report.WriteJSON(bw, r)
+	case "html":
+		err = report.WriteHTML(bw, r)
+	}
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	if file != nil {
+		if cerr := file.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// loadConfig returns the processor configuration: the chosen llm_slo
+// processor of a collector configuration, or the defaults.
+func loadConfig(cmd *cobra.Command, path, id string) (*llmsloprocessor.Config, string, error) {
+	if path == "" {
+		if id != "" {
+			return nil, "", fmt.Errorf("--processor needs --config")
+		}
+		return llmsloprocessor.NewFactory().CreateDefaultConfig().(*llmsloprocessor.Config), "", nil
+	}
+	procs, err := collectorconfig.Load(cmd.Context(), path)
+	if err != nil {
+		return nil, "", err
+	}
+	var ids []string
+	for _, p := range procs {
+		ids = append(ids, p.ID.String())
+		if p.ID.String() == id || id == "" && len(procs) == 1 {
+			return p.Config, fmt.Sprintf("%s (%s)", p.ID, path), nil
+		}
+	}
+	if id == "" {
+		return nil, "", fmt.Errorf("%s has several llm_slo processors: choose one with --processor (%s)", path, strings.Join(ids, ", "))
+	}
+	return nil, "", fmt.Errorf("%s: no processor %q: it has %s", path, id, strings.Join(ids, ", "))
+}
+
+// parseSLO parses "NAME:ttft=500ms,tpot=15ms".
+func parseSLO(s string) (llmsloprocessor.SLOConfig, error) {
+	name, spec, ok := strings.Cut(s, ":")
+	sc := llmsloprocessor.SLOConfig{Name: strings.TrimSpace(name)}
+	if !ok || spec == "" {
+		return sc, fmt.Errorf("want NAME:constraint=duration,... e.g. interactive:ttft=500ms,e2e=2s")
+	}
+	for _, part := range strings.Split(spec, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return sc, fmt.Errorf("%q: want constraint=duration", part)
+		}
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil {
+			return sc, fmt.Errorf("%s: %w", k, err)
+		}
+		switch strings.TrimSpace(k) {
+		case "ttft":
+			sc.TTFT = &d
+		case "tpot":
+			sc.TPOT = &d
+		case "itl":
+			sc.ITL = &d
+		case "e2e":
+			sc.E2E = &d
+		case "queue_time":
+			sc.QueueTime = &d
+		default:
+			return sc, fmt.Errorf("unknown constraint %q: allowed are ttft, tpot, itl, e2e, queue_time", k)
+		}
+	}
+	return sc, nil
+}

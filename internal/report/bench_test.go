@@ -1,0 +1,141 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"runtime"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// engineSpans are vLLM llm_request spans: timing attributes, no events.
+func engineSpans(n, offset int) ptrace.Traces {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "vllm")
+	spans := rs.ScopeSpans().AppendEmpty().Spans()
+	for i := range n {
+		id := uint64(offset + i + 1)
+		s := spans.AppendEmpty()
+		s.SetName("llm_request")
+		var tid [16]byte
+		var sid [8]byte
+		binary.BigEndian.PutUint64(tid[8:], id)
+		binary.BigEndian.PutUint64(sid[:], id)
+		s.SetTraceID(tid)
+		s.SetSpanID(sid)
+		start := base + int64(id)*msec
+		s.SetStartTimestamp(pcommon.Timestamp(start))
+		s.SetEndTimestamp(pcommon.Timestamp(start + 900*msec))
+		a := s.Attributes()
+		a.PutStr("gen_ai.response.model", []string{"llama-3.1-8b", "qwen2.5-1.5b"}[i%2])
+		a.PutDouble("gen_ai.latency.time_to_first_token", 0.1+float64(i%97)/1000)
+		a.PutDouble("gen_ai.latency.e2e", 0.9+float64(i%89)/1000)
+		a.PutDouble("gen_ai.latency.time_in_queue", float64(i%13)/1000)
+		a.PutInt("gen_ai.usage.input_tokens", 512)
+		a.PutInt("gen_ai.usage.output_tokens", 100+int64(i%50))
+	}
+	return td
+}
+
+// chunkSpans are client spans with 20 chunk events each.
+func chunkSpans(n, offset int) ptrace.Traces {
+	td := ptrace.NewTraces()
+	for i := range n {
+		var evs []ev
+		for c := range 20 {
+			evs = append(evs, ev{int64(100+c*8+i%5) * msec, 1})
+		}
+		chat(td, req{id: uint64(offset + i + 1), start: int64(offset+i) * msec, n: 20, end: 300 * msec, events: evs})
+	}
+	return td
+}
+
+// protoFile is a length-prefixed protobuf file of total spans in messages
+// of 1,000 (the collector's batch size order).
+func protoFile(b *testing.B, gen func(n, offset int) ptrace.Traces, total int) []byte {
+	var buf bytes.Buffer
+	for off := 0; off < total; off += 1000 {
+		if err := WriteDelimited(&buf, gen(1000, off)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return buf.Bytes()
+}
+
+// BenchmarkReport measures the whole path from an OTLP protobuf file: decode,
+// the llm_slo processor, the record, and the report at the end.
+func BenchmarkReport(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		gen  func(n, offset int) ptrace.Traces
+	}{{"engine_spans", engineSpans}, {"chunk_spans_20_events", chunkSpans}} {
+		b.Run(c.name, func(b *testing.B) {
+			const spans = 20_000
+			file := protoFile(b, c.gen, spans)
+			opts := goldenOptions(&testing.T{})
+			b.SetBytes(int64(len(file)))
+			b.ResetTimer()
+			for range b.N {
+				e, err := NewEngine(context.Background(), opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := Read(bytes.NewReader(file), nil, func(td ptrace.Traces) error { return e.Consume(context.Background(), td) }); err != nil {
+					b.Fatal(err)
+				}
+				_ = e.Close(context.Background())
+				if r := e.Report(nil); r.Requests != spans {
+					b.Fatalf("%d requests", r.Requests)
+				}
+			}
+			b.ReportMetric(float64(spans)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+		})
+	}
+}
+
+// BenchmarkMemoryPerRequest measures the heap kept per request after
+// ingesting engine spans (the record and verdicts only) and client spans
+// with 20 chunk events (plus the stream record and 19 gaps, pooled twice:
+// the tools' pool and llmslo's): the figures behind the README's
+// 10-million-request estimate.
+func BenchmarkMemoryPerRequest(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		gen  func(n, offset int) ptrace.Traces
+		n    int
+	}{{"engine_spans", engineSpans, 200_000}, {"chunk_spans_20_events", chunkSpans, 50_000}} {
+		b.Run(c.name, func(b *testing.B) {
+			batches := make([]ptrace.Traces, 0, c.n/1000)
+			for off := 0; off < c.n; off += 1000 {
+				batches = append(batches, c.gen(1000, off))
+			}
+			opts := goldenOptions(&testing.T{})
+			for range b.N {
+				runtime.GC()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				e, err := NewEngine(context.Background(), opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, td := range batches {
+					cp := ptrace.NewTraces()
+					td.CopyTo(cp)
+					if err := e.Consume(context.Background(), cp); err != nil {
+						b.Fatal(err)
+					}
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(c.n), "B/request")
+				runtime.KeepAlive(e)
+				_ = e.Close(context.Background())
+			}
+			b.ReportMetric(float64(recordSize), "B/record")
+		})
+	}
+}

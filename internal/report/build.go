@@ -1,0 +1,441 @@
+package report
+
+import (
+	"container/heap"
+	"encoding/hex"
+	"math"
+	"slices"
+	"strings"
+	"time"
+	"unsafe"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llmslo/llmslo/internal/contract"
+)
+
+// recordSize is the bytes kept per request: the record, one uint16 verdict
+// per SLO, and a stream record for requests with chunk timing.
+const recordSize = int(unsafe.Sizeof(record{}))
+
+// topK keeps the k largest values of one metric with their span IDs.
+type topK struct {
+	k int
+	h slowHeap
+}
+
+type slowEntry struct {
+	v      float64
+	trace  [16]byte
+	span   [8]byte
+	record int
+}
+
+type slowHeap []slowEntry
+
+func (h slowHeap) Len() int           { return len(h) }
+func (h slowHeap) Less(i, j int) bool { return h[i].v < h[j].v }
+func (h slowHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *slowHeap) Push(x any)        { *h = append(*h, x.(slowEntry)) }
+func (h *slowHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+func (t *topK) add(v float64, span ptrace.Span, rec int) {
+	if math.IsNaN(v) || t.k == 0 || len(t.h) == t.k && v <= t.h[0].v {
+		return
+	}
+	e := slowEntry{v: v, trace: span.TraceID(), span: span.SpanID(), record: rec}
+	if len(t.h) < t.k {
+		heap.Push(&t.h, e)
+		return
+	}
+	t.h[0] = e
+	heap.Fix(&t.h, 0)
+}
+
+// Sweep scales: 2^(k/4) for k = -8..8, 0.25x to 4x.
+func sweepScales() []float64 {
+	var s []float64
+	for k := -8; k <= 8; k++ {
+		s = append(s, math.Exp2(float64(k)/4))
+	}
+	return s
+}
+
+func rfc3339(ns int64) string {
+	return time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
+}
+
+func (e *Engine) build(inputs []string) *Report {
+	r := &Report{
+		Schema: SchemaVersion, Inputs: inputs, Processor: e.opts.ProcessorID, GroupBy: e.opts.By,
+		Spans: e.spans.Load(), Requests: int64(len(e.recs)), Failed: e.failed,
+		Duration: nan(), Slowest: map[string][]Slow{}, SLOs: []SLOReport{}, Sweep: []SweepCurve{}, Timeline: []Timeline{},
+	}
+	if r.Inputs == nil {
+		r.Inputs = []string{}
+	}
+	if len(e.recs) > 0 && e.minStart < e.maxEnd {
+		r.Start, r.End = rfc3339(e.minStart), rfc3339(e.maxEnd)
+		r.Duration = Num(float64(e.maxEnd-e.minStart) / 1e9)
+	}
+	order := e.groupOrder()
+	for i := range e.slos {
+		r.SLOs = append(r.SLOs, e.sloReport(i, order, float64(r.Duration)))
+		r.Sweep = append(r.Sweep, e.sweep(i, order)...)
+		r.Timeline = append(r.Timeline, e.timeline(i))
+	}
+	r.Latency, r.cdfs = e.latency(order)
+	r.Definitions = e.definitions()
+	for m := range numMetrics {
+		list := []Slow{}
+		h := slices.Clone(e.slowest[m].h)
+		slices.SortFunc(h, func(a, b slowEntry) int { return cmpFloat(b.v, a.v) })
+		for _, s := range h {
+			rec := &e.recs[s.record]
+			list = append(list, Slow{TraceID: hex.EncodeToString(s.trace[:]), SpanID: hex.EncodeToString(s.span[:]),
+				Value: Num(s.v), Group: e.groups[rec.group], Start: rfc3339(rec.start)})
+		}
+		r.Slowest[metricIDs[m]] = list
+	}
+	return r
+}
+
+// groupOrder sorts the groups by their dimension values.
+func (e *Engine) groupOrder() []uint32 {
+	ids := make([]uint32, len(e.groups))
+	for i := range ids {
+		ids[i] = uint32(i)
+	}
+	key := func(g Group) string {
+		var b strings.Builder
+		for _, d := range e.opts.By {
+			b.WriteString(g[d])
+			b.WriteByte(0)
+		}
+		return b.String()
+	}
+	slices.SortFunc(ids, func(a, b uint32) int { return strings.Compare(key(e.groups[a]), key(e.groups[b])) })
+	return ids
+}
+
+type sloAcc struct {
+	requests, met, violated, unknown int64
+	tokens, tokensMet                int64
+	violations                       map[string]int64
+	combos                           map[uint16]int64
+	attain                           [5]int64
+}
+
+func (e *Engine) sloReport(i int, order []uint32, dur float64) SLOReport {
+	def := e.slos[i]
+	rep := SLOReport{Name: def.name, Constraints: map[string]float64{}}
+	for c, l := range def.limits {
+		if l.Set {
+			rep.Constraints[constraintNames[c]] = l.Seconds
+		}
+	}
+	all := &sloAcc{violations: map[string]int64{}, combos: map[uint16]int64{}}
+	per := make([]*sloAcc, len(e.groups))
+	ns := len(e.slos)
+	for k := range e.recs {
+		v := e.verdicts[k*ns+i]
+		if v&vSelected == 0 {
+			continue
+		}
+		rec := &e.recs[k]
+		g := per[rec.group]
+		if g == nil {
+			g = &sloAcc{violations: map[string]int64{}, combos: map[uint16]int64{}}
+			per[rec.group] = g
+		}
+		all.add(v, rec, def)
+		g.add(v, rec, def)
+	}
+	rep.Groups = append(rep.Groups, all.group(Group{}, def, dur))
+	for _, gi := range order {
+		if per[gi] != nil {
+			rep.Groups = append(rep.Groups, per[gi].group(e.groups[gi], def, dur))
+		}
+	}
+	return rep
+}
+
+func (a *sloAcc) add(v uint16, rec *record, def sloDef) {
+	a.requests++
+	tokens := int64(max(rec.outTokens, 0))
+	a.tokens += tokens
+	fail := v >> vFailShift & vConstrMask
+	unk := v >> vUnkShift & vConstrMask
+	failed := v&vError != 0
+	switch {
+	case !failed && fail == 0 && unk == 0:
+		a.met++
+		a.tokensMet += tokens
+	case failed || fail != 0:
+		a.violated++
+	default:
+		a.unknown++
+	}
+	if failed {
+		a.violations[contract.ViolationError]++
+	}
+	for c := range constraintNames {
+		if fail&(1<<c) != 0 {
+			a.violations[constraintNames[c]]++
+		}
+		if unk&(1<<c) != 0 {
+			a.violations[constraintNames[c]+contract.UnknownSuffix]++
+		}
+	}
+	if failed || fail != 0 {
+		key := fail
+		if failed {
+			key |= 1 << 5
+		}
+		a.combos[key]++
+	}
+	// Attainable: met with constraint c dropped.
+	for c, l := range def.limits {
+		if !l.Set || failed {
+			continue
+		}
+		if fail&^(1<<c) == 0 && unk&^(1<<c) == 0 {
+			a.attain[c]++
+		}
+	}
+}
+
+func ratio(k, n int64) Num {
+	if n == 0 {
+		return nan()
+	}
+	return Num(float64(k) / float64(n))
+}
+
+func perSecond(k int64, dur float64) Num {
+	if !(dur > 0) {
+		return nan()
+	}
+	return Num(float64(k) / dur)
+}
+
+func (a *sloAcc) group(g Group, def sloDef, dur float64) SLOGroup {
+	lo, hi := wilson(int(a.met), int(a.requests))
+	out := SLOGroup{
+		Group: g, Requests: a.requests, Met: a.met, Violated: a.violated, Unknown: a.unknown,
+		Goodput: ratio(a.met, a.requests), GoodputCI95: [2]Num{Num(lo), Num(hi)},
+		GoodPerSecond: perSecond(a.met, dur), OutputTokens: a.tokens, OutputTokensMet: a.tokensMet,
+		TokenGoodput: ratio(a.tokensMet, a.tokens), GoodTokensPerSecond: perSecond(a.tokensMet, dur),
+		Violations: a.violations, Attainable: map[string]Num{}, Combinations: []Combination{},
+	}
+	for key, n := range a.combos {
+		var cs []string
+		if key&(1<<5) != 0 {
+			cs = append(cs, contract.ViolationError)
+		}
+		for c := range constraintNames {
+			if key&(1<<c) != 0 {
+				cs = append(cs, constraintNames[c])
+			}
+		}
+		out.Combinations = append(out.Combinations, Combination{Constraints: cs, Requests: n})
+	}
+	slices.SortFunc(out.Combinations, func(x, y Combination) int {
+		if x.Requests != y.Requests {
+			return int(y.Requests - x.Requests)
+		}
+		return slices.Compare(x.Constraints, y.Constraints)
+	})
+	for c, l := range def.limits {
+		if l.Set {
+			out.Attainable[constraintNames[c]] = ratio(a.attain[c], a.requests)
+		}
+	}
+	return out
+}
+
+// sweep re-judges SLO i with every threshold scaled: a known value fails
+// when it exceeds scale x threshold; failed requests stay violated and
+// undecidable constraints stay unknown. At 1x it reproduces the
+// processor's verdicts.
+func (e *Engine) sweep(i int, order []uint32) []SweepCurve {
+	def := e.slos[i]
+	scales := sweepScales()
+	ns := len(e.slos)
+	type acc struct {
+		n   int64
+		met []int64
+	}
+	all := acc{met: make([]int64, len(scales))}
+	per := make([]*acc, len(e.groups))
+	for k := range e.recs {
+		v := e.verdicts[k*ns+i]
+		if v&vSelected == 0 {
+			continue
+		}
+		rec := &e.recs[k]
+		g := per[rec.group]
+		if g == nil {
+			g = &acc{met: make([]int64, len(scales))}
+			per[rec.group] = g
+		}
+		all.n++
+		g.n++
+		if v&vError != 0 || v>>vUnkShift&vConstrMask != 0 {
+			continue
+		}
+		vals := [5]float64{rec.ttft, rec.tpot, rec.itlMax, rec.e2e, rec.queue}
+		for si, s := range scales {
+			ok := true
+			for c, l := range def.limits {
+				if l.Set && !math.IsNaN(vals[c]) && vals[c] > l.Seconds*s {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				all.met[si]++
+				g.met[si]++
+			}
+		}
+	}
+	curve := func(g Group, a *acc) SweepCurve {
+		c := SweepCurve{SLO: def.name, Group: g}
+		for si, s := range scales {
+			c.Points = append(c.Points, SweepPoint{Scale: s, Met: a.met[si], Goodput: ratio(a.met[si], a.n)})
+		}
+		return c
+	}
+	out := []SweepCurve{curve(Group{}, &all)}
+	for _, gi := range order {
+		if per[gi] != nil {
+			out = append(out, curve(e.groups[gi], per[gi]))
+		}
+	}
+	return out
+}
+
+// timeline counts SLO i's verdicts in at most 60 buckets of request start.
+func (e *Engine) timeline(i int) Timeline {
+	t := Timeline{SLO: e.slos[i].name, Buckets: []TimelineBucket{}}
+	if len(e.recs) == 0 || e.maxEnd <= e.minStart {
+		return t
+	}
+	span := e.maxEnd - e.minStart
+	step := niceStep(span / 60)
+	t.Step = float64(step) / 1e9
+	nb := int(span/step) + 1
+	t.Buckets = make([]TimelineBucket, nb)
+	ns := len(e.slos)
+	for k := range e.recs {
+		v := e.verdicts[k*ns+i]
+		if v&vSelected == 0 {
+			continue
+		}
+		b := &t.Buckets[min(nb-1, max(0, int((e.recs[k].start-e.minStart)/step)))]
+		switch {
+		case v&vError != 0 || v>>vFailShift&vConstrMask != 0:
+			b.Violated++
+		case v>>vUnkShift&vConstrMask != 0:
+			b.Unknown++
+		default:
+			b.Met++
+		}
+	}
+	return t
+}
+
+// niceStep rounds a bucket width up to 1, 2 or 5 times a power of ten of
+// milliseconds (at least 1 ms).
+func niceStep(ns int64) int64 {
+	step := int64(time.Millisecond)
+	for {
+		for _, m := range []int64{1, 2, 5} {
+			if step*m >= ns {
+				return step * m
+			}
+		}
+		step *= 10
+	}
+}
+
+// latency computes the exact distributions, overall and per group, over
+// successful requests.
+func (e *Engine) latency(order []uint32) ([]LatencyGroup, []cdf) {
+	type acc struct {
+		n    int64
+		vals [numMetrics][]float64
+	}
+	all := &acc{}
+	per := make([]*acc, len(e.groups))
+	for k := range e.recs {
+		rec := &e.recs[k]
+		g := per[rec.group]
+		if g == nil {
+			g = &acc{}
+			per[rec.group] = g
+		}
+		all.n++
+		g.n++
+		if rec.failed {
+			continue
+		}
+		for m, v := range [numMetrics]float64{rec.ttft, rec.tpot, math.NaN(), rec.e2e, rec.queue} {
+			if !math.IsNaN(v) {
+				all.vals[m] = append(all.vals[m], v)
+				g.vals[m] = append(g.vals[m], v)
+			}
+		}
+	}
+	dists := func(a *acc, gaps Dist) map[string]Dist {
+		out := map[string]Dist{}
+		for m := range numMetrics {
+			if m == mITL {
+				out[metricIDs[m]] = gaps
+				continue
+			}
+			out[metricIDs[m]] = exactDist(a.vals[m])
+		}
+		return out
+	}
+	var allPools []*pool
+	allPools = append(allPools, e.gapsDefs...)
+	allPools = append(allPools, e.gapsRest...)
+	out := []LatencyGroup{{Group: Group{}, Requests: all.n, Metrics: dists(all, summarize(allPools...))}}
+	var cdfs []cdf
+	for _, gi := range order {
+		if per[gi] == nil {
+			continue
+		}
+		out = append(out, LatencyGroup{Group: e.groups[gi], Requests: per[gi].n,
+			Metrics: dists(per[gi], summarize(e.gapsDefs[gi], e.gapsRest[gi]))})
+		for m := range numMetrics {
+			vals := per[gi].vals[m] // sorted by exactDist
+			if m == mITL {
+				u := &pool{vals: append(slices.Clone(e.gapsDefs[gi].vals), e.gapsRest[gi].vals...)}
+				vals = u.sortedValues(cdfPoints)
+			}
+			if len(vals) > 0 {
+				cdfs = append(cdfs, cdf{metric: metricIDs[m], group: e.groups[gi], sorted: thin(vals, cdfPoints)})
+			}
+		}
+	}
+	return out, cdfs
+}
+
+func exactDist(vals []float64) Dist {
+	d := Dist{Count: int64(len(vals)), Exact: true}
+	if len(vals) == 0 {
+		d.Mean, d.P50, d.P90, d.P99, d.P999, d.Max = nan(), nan(), nan(), nan(), nan(), nan()
+		return d
+	}
+	d.Mean = Num(npMean(vals))
+	slices.Sort(vals)
+	d.fill(vals)
+	return d
+}

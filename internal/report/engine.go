@@ -1,0 +1,477 @@
+package report
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	llmsloprocessor "github.com/llmslo/llmslo"
+	"github.com/llmslo/llmslo/internal/contract"
+	"github.com/llmslo/llmslo/internal/derive"
+	"github.com/llmslo/llmslo/internal/metadata"
+	"github.com/llmslo/llmslo/internal/preset"
+	"github.com/llmslo/llmslo/internal/slo"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// Config is the llm_slo processor configuration the spans are processed
+	// with (nil: the processor's defaults).
+	Config *llmsloprocessor.Config
+	// ProcessorID names where Config came from, for the report.
+	ProcessorID string
+	// By lists the group dimensions: "model" (llm.model), "layer"
+	// (llm.layer), "preset" (the producer preset), or any span attribute,
+	// then resource attribute, key (e.g. service.name). Default model,layer.
+	By []string
+	// MaxGaps bounds the inter-token gaps kept for exact pooled percentiles
+	// (8 bytes each); beyond it pools switch to a sketch. 0: 64 Mi.
+	MaxGaps int64
+	// Top is how many slowest requests to list per metric (default 10).
+	Top int
+}
+
+// DefaultBy is the default grouping.
+var DefaultBy = []string{"model", "layer"}
+
+// Engine runs spans through the llm_slo processor in-process and keeps a
+// compact record per LLM request span: the report is computed from those
+// records, so memory grows with requests, not spans or events.
+type Engine struct {
+	opts  Options
+	keys  contract.Keys
+	proc  processor.Traces
+	slos  []sloDef
+	sloIx map[string]int
+	// events names each preset's chunk events (built-ins and the
+	// configuration's custom presets).
+	events     map[string]*preset.Events
+	eventNames map[string]bool
+	readers    map[string]*derive.EventReader
+	tokenAware bool
+
+	mu sync.Mutex // the processor may emit held spans from its own goroutine
+
+	spans    atomic.Int64
+	requests atomic.Int64
+	failed   int64
+	minStart int64
+	maxEnd   int64
+
+	recs     []record
+	verdicts []uint16 // len(slos) per record
+	streams  []streamRec
+	groups   []Group
+	groupIx  map[string]uint32
+	keyBuf   []byte
+	budget   atomic.Int64
+	// gaps per group: the llmslo ITL of requests in the definitions
+	// (defs) and of the others (rest), so neither is stored twice.
+	gapsDefs, gapsRest []*pool
+	// Tool gap pools (see defs.go): content-chunk gaps of requests without
+	// zero-count chunks among their choices (plain), of requests with them
+	// (contentZ), and the choices-chunk gaps of the latter (choicesZ).
+	plain, contentZ, choicesZ *pool
+	slowest                   [numMetrics]topK
+
+	scratch struct {
+		gaps    []float64
+		weights []int64
+		evTimes []int64
+		evCount []int64
+		dims    []string
+	}
+}
+
+// sloDef is one SLO of the configuration.
+type sloDef struct {
+	name   string
+	limits []slo.Threshold // in the order of constraintNames
+}
+
+// Verdict bits, one uint16 per SLO per record.
+const (
+	vSelected   = 1 << 0
+	vError      = 1 << 1
+	vFailShift  = 2 // five bits, in constraintNames order
+	vUnkShift   = 7 // five bits
+	vConstrMask = 0x1f
+)
+
+// record is what is kept of one LLM request span (72 bytes).
+type record struct {
+	start int64 // span start, Unix ns
+	dur   int64 // span end - start, ns
+	// Seconds; NaN when the span does not carry the value.
+	ttft, tpot, e2e, itlMax, queue float64
+	outTokens                      int32
+	group                          uint32
+	failed                         bool
+}
+
+// The metrics of the latency table, in report order.
+const (
+	mTTFT = iota
+	mTPOT
+	mITL
+	mE2E
+	mQueue
+	numMetrics
+)
+
+var metricIDs = [numMetrics]string{"ttft", "tpot", "itl", "e2e", "queue_time"}
+
+// NewEngine builds the processor from opts.Config exactly as a collector
+// would (its public factory) and starts it.
+func NewEngine(ctx context.Context, opts Options) (*Engine, error) {
+	cfg := opts.Config
+	if cfg == nil {
+		cfg = llmsloprocessor.NewFactory().CreateDefaultConfig().(*llmsloprocessor.Config)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if len(opts.By) == 0 {
+		opts.By = DefaultBy
+	}
+	if opts.MaxGaps <= 0 {
+		opts.MaxGaps = 64 << 20
+	}
+	if opts.Top <= 0 {
+		opts.Top = 10
+	}
+	e := &Engine{
+		opts: opts, keys: contract.NewKeys(cfg.AttributePrefix), sloIx: map[string]int{},
+		events: map[string]*preset.Events{}, eventNames: map[string]bool{}, readers: map[string]*derive.EventReader{},
+		tokenAware: cfg.TokenAwareITL, groupIx: map[string]uint32{},
+		minStart: math.MaxInt64, maxEnd: math.MinInt64,
+	}
+	e.opts.Config = cfg
+	e.budget.Store(opts.MaxGaps)
+	e.plain, e.contentZ, e.choicesZ = newPool(&e.budget), newPool(&e.budget), newPool(&e.budget)
+	for i := range e.slowest {
+		e.slowest[i].k = opts.Top
+	}
+	for _, s := range cfg.SLOs {
+		l := slo.Limits{TTFT: threshold(s.TTFT), TPOT: threshold(s.TPOT), ITL: threshold(s.ITL), E2E: threshold(s.E2E), QueueTime: threshold(s.QueueTime)}
+		e.sloIx[s.Name] = len(e.slos)
+		e.slos = append(e.slos, sloDef{name: s.Name, limits: l.Ordered()})
+	}
+	e.presetEvents(cfg)
+	next, err := consumer.NewTraces(e.consume)
+	if err != nil {
+		return nil, err
+	}
+	set := processortest.NewNopSettings(metadata.Type)
+	e.proc, err = llmsloprocessor.NewFactory().CreateTraces(ctx, set, cfg, next)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.proc.Start(ctx, componenttest.NewNopHost()); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// presetEvents learns each preset's chunk events: the built-ins', then the
+// custom presets' as the processor builds them (a custom preset's events
+// replace those of the built-in it extends).
+func (e *Engine) presetEvents(cfg *llmsloprocessor.Config) {
+	for _, p := range preset.Builtin() {
+		ev := p.Ev
+		e.events[p.Name] = &ev
+	}
+	for _, cp := range cfg.CustomPresets {
+		var ev preset.Events
+		if cp.Extends != "" {
+			if base, ok := preset.ByName(cp.Extends); ok {
+				ev = base.Ev
+			}
+		}
+		if cp.Events != nil {
+			ev = preset.Events{Chunk: cp.Events.Chunk, FirstToken: cp.Events.FirstToken, TokenCount: cp.Events.TokenCount}
+		}
+		e.events[cp.Name] = &ev
+	}
+	for name, ev := range e.events {
+		for _, c := range ev.Chunk {
+			e.eventNames[c] = true
+		}
+		e.readers[name] = derive.NewEventReader(*ev)
+	}
+}
+
+// Consume runs one batch of spans through the processor.
+func (e *Engine) Consume(ctx context.Context, td ptrace.Traces) error {
+	e.spans.Add(int64(td.SpanCount()))
+	return e.proc.ConsumeTraces(ctx, td)
+}
+
+// Close shuts the processor down, which releases any span the trace
+// assembly still holds.
+func (e *Engine) Close(ctx context.Context) error {
+	return e.proc.Shutdown(ctx)
+}
+
+// Spans and Requests count what was seen so far (for progress reports).
+func (e *Engine) Spans() int64    { return e.spans.Load() }
+func (e *Engine) Requests() int64 { return e.requests.Load() }
+
+// consume receives the processor's output: every span, enriched.
+func (e *Engine) consume(_ context.Context, td ptrace.Traces) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		res := rs.Resource().Attributes()
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				e.add(spans.At(k), res)
+			}
+		}
+	}
+	return nil
+}
+
+// spanView is what add reads off one enriched span.
+type spanView struct {
+	source, model, layer string
+	gaps                 pcommon.Slice
+	weights              pcommon.Slice
+	hasGaps, hasWeights  bool
+}
+
+func (e *Engine) add(span ptrace.Span, res pcommon.Map) {
+	attrs := span.Attributes()
+	src, ok := attrs.Get(e.keys.Source)
+	if !ok || src.Type() != pcommon.ValueTypeStr {
+		return // not an LLM request span
+	}
+	e.requests.Add(1)
+	idx := len(e.recs)
+	start, end := int64(span.StartTimestamp()), int64(span.EndTimestamp())
+	r := record{start: start, dur: max(0, end-start), ttft: math.NaN(), tpot: math.NaN(), e2e: math.NaN(),
+		itlMax: math.NaN(), queue: math.NaN(), outTokens: -1, failed: span.Status().Code() == ptrace.StatusCodeError}
+	if start > 0 && start < e.minStart {
+		e.minStart = start
+	}
+	if end > 0 && end > e.maxEnd {
+		e.maxEnd = end
+	}
+	if r.failed {
+		e.failed++
+	}
+	v := spanView{source: src.Str()}
+	base := len(e.verdicts)
+	for range e.slos {
+		e.verdicts = append(e.verdicts, 0)
+	}
+	e.readAttrs(attrs, &r, &v, e.verdicts[base:])
+	r.group = e.groupOf(attrs, res, &v)
+	e.recs = append(e.recs, r)
+	e.slowest[mTTFT].add(r.ttft, span, idx)
+	e.slowest[mTPOT].add(r.tpot, span, idx)
+	e.slowest[mITL].add(r.itlMax, span, idx)
+	e.slowest[mE2E].add(r.e2e, span, idx)
+	e.slowest[mQueue].add(r.queue, span, idx)
+	if r.failed {
+		return // latency distributions describe successful requests
+	}
+	presetName, _, _ := strings.Cut(v.source, ":")
+	inDefs := e.addStream(span, idx, presetName, v.source, r.outTokens)
+	e.addGaps(span, &v, presetName, r.group, inDefs)
+}
+
+// readAttrs reads what the processor wrote on the span in one pass over its
+// attributes: the values into r, the rest into v, the SLO verdicts into
+// verdicts (one per SLO).
+func (e *Engine) readAttrs(attrs pcommon.Map, r *record, v *spanView, verdicts []uint16) {
+	prefix := e.keys.Prefix
+	attrs.Range(func(k string, val pcommon.Value) bool {
+		rest, found := strings.CutPrefix(k, prefix)
+		if !found {
+			return true
+		}
+		switch rest {
+		case contract.SuffixTTFT:
+			r.ttft = seconds(val)
+		case contract.SuffixTPOT:
+			r.tpot = seconds(val)
+		case contract.SuffixE2E:
+			r.e2e = seconds(val)
+		case contract.SuffixITLMax:
+			r.itlMax = seconds(val)
+		case contract.SuffixQueueTime:
+			r.queue = seconds(val)
+		case contract.SuffixOutputTokens:
+			if val.Type() == pcommon.ValueTypeInt && val.Int() >= 0 && val.Int() <= math.MaxInt32 {
+				r.outTokens = int32(val.Int())
+			}
+		case contract.SuffixModel:
+			v.model = val.AsString()
+		case contract.SuffixLayer:
+			v.layer = val.AsString()
+		case contract.SuffixITLGaps:
+			if val.Type() == pcommon.ValueTypeSlice {
+				v.gaps, v.hasGaps = val.Slice(), true
+			}
+		case contract.SuffixITLGapWeights:
+			if val.Type() == pcommon.ValueTypeSlice {
+				v.weights, v.hasWeights = val.Slice(), true
+			}
+		default:
+			if name, met, ok := e.keys.ParseSLOKey(k); ok {
+				if i, ok := e.sloIx[name]; ok {
+					verdicts[i] |= verdictBits(met, val)
+				}
+			}
+		}
+		return true
+	})
+}
+
+func verdictBits(met bool, val pcommon.Value) uint16 {
+	bits := uint16(vSelected)
+	if met {
+		return bits
+	}
+	if val.Type() != pcommon.ValueTypeSlice {
+		return bits
+	}
+	s := val.Slice()
+	for i := 0; i < s.Len(); i++ {
+		name := s.At(i).AsString()
+		if name == contract.ViolationError {
+			bits |= vError
+			continue
+		}
+		c, unknown := strings.CutSuffix(name, contract.UnknownSuffix)
+		if j := slices.Index(constraintNames, c); j >= 0 {
+			if unknown {
+				bits |= 1 << (vUnkShift + j)
+			} else {
+				bits |= 1 << (vFailShift + j)
+			}
+		}
+	}
+	return bits
+}
+
+func seconds(v pcommon.Value) float64 {
+	switch v.Type() {
+	case pcommon.ValueTypeDouble:
+		return v.Double()
+	case pcommon.ValueTypeInt:
+		return float64(v.Int())
+	}
+	return math.NaN()
+}
+
+// groupOf interns the request's group.
+func (e *Engine) groupOf(attrs, res pcommon.Map, v *spanView) uint32 {
+	b := e.keyBuf[:0]
+	dims := e.scratch.dims[:0]
+	for _, d := range e.opts.By {
+		var s string
+		switch d {
+		case "model":
+			s = v.model
+		case "layer":
+			s = v.layer
+		case "preset":
+			s, _, _ = strings.Cut(v.source, ":")
+		default:
+			if a, ok := attrs.Get(d); ok {
+				s = a.AsString()
+			} else if a, ok := res.Get(d); ok {
+				s = a.AsString()
+			}
+		}
+		dims = append(dims, s)
+		b = append(b, s...)
+		b = append(b, 0)
+	}
+	e.keyBuf, e.scratch.dims = b, dims
+	if g, ok := e.groupIx[string(b)]; ok {
+		return g
+	}
+	g := Group{}
+	for i, d := range e.opts.By {
+		g[d] = dims[i]
+	}
+	id := uint32(len(e.groups))
+	e.groups = append(e.groups, g)
+	e.groupIx[string(b)] = id
+	e.gapsDefs = append(e.gapsDefs, newPool(&e.budget))
+	e.gapsRest = append(e.gapsRest, newPool(&e.budget))
+	return id
+}
+
+// addGaps pools the request's inter-token gaps as llmslo measures them: the
+// processor's llm.itl.gaps (with llm.itl.gap_weights) when the span carries
+// them, else the chunk events read with the processor's own rules
+// (derive.EventReader), per chunk or per token as the configuration says.
+func (e *Engine) addGaps(span ptrace.Span, v *spanView, presetName string, group uint32, inDefs bool) {
+	p := e.gapsRest[group]
+	if inDefs {
+		p = e.gapsDefs[group]
+	}
+	if v.hasGaps {
+		// A span's gaps weigh at most maxTokens in all, the processor's own
+		// bound on a token count: a hostile weight cannot stretch the loops.
+		budget := int64(maxTokens)
+		for i := 0; i < v.gaps.Len() && budget > 0; i++ {
+			w := int64(1)
+			if v.hasWeights && i < v.weights.Len() {
+				w = max(0, min(v.weights.At(i).Int(), budget))
+			}
+			budget -= max(w, 1)
+			p.add(seconds(v.gaps.At(i)), uint32(w))
+		}
+		return
+	}
+	rd := e.readers[presetName]
+	if rd == nil || span.Events().Len() < 2 {
+		return
+	}
+	e.scratch.gaps = rd.Gaps(span, e.tokenAware, e.scratch.gaps[:0])
+	for _, g := range e.scratch.gaps {
+		p.add(g, 1)
+	}
+}
+
+// maxTokens bounds the tokens (gap weights) of one span, as the processor
+// bounds a token count.
+const maxTokens = 1 << 24
+
+// Report computes the report from the records.
+func (e *Engine) Report(inputs []string) *Report {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.build(inputs)
+}
+
+// constraintNames are the SLO constraints in the order of a record's
+// violation bits.
+var constraintNames = slo.Names()
+
+func threshold(d *time.Duration) slo.Threshold {
+	if d == nil {
+		return slo.Threshold{}
+	}
+	return slo.Threshold{Seconds: d.Seconds(), Set: true}
+}

@@ -1,0 +1,54 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmslo/llmslo/internal/collectorconfig"
+)
+
+var update = flag.Bool("update", false, "rewrite the vector files and golden reports")
+
+func goldenOptions(t *testing.T) Options {
+	procs, err := collectorconfig.Load(context.Background(), "testdata/collector.yaml")
+	require.NoError(t, err)
+	return Options{Config: procs[0].Config, ProcessorID: "llm_slo (testdata/collector.yaml)"}
+}
+
+func runFiles(t *testing.T, opts Options, files ...string) *Report {
+	r, err := Run(context.Background(), opts, files, nil, 0)
+	require.NoError(t, err)
+	return r
+}
+
+func checkGolden(t *testing.T, path string, got []byte) {
+	if *update {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test -update to create it")
+	require.Equal(t, string(want), string(got), "golden %s differs (go test -update rewrites it; review the diff)", path)
+}
+
+func TestGoldenReports(t *testing.T) {
+	if *update {
+		require.NoError(t, writeVectors("testdata/vectors"))
+	}
+	for _, name := range []string{"v1", "v2", "v3", "v4_rounding", "v4_percentiles", "v4_weighted"} {
+		t.Run(name, func(t *testing.T) {
+			r := runFiles(t, goldenOptions(t), filepath.Join("testdata/vectors", name+".json"))
+			var txt, js bytes.Buffer
+			require.NoError(t, WriteText(&txt, r))
+			require.NoError(t, WriteJSON(&js, r))
+			checkGolden(t, filepath.Join("testdata/golden", name+".txt"), txt.Bytes())
+			checkGolden(t, filepath.Join("testdata/golden", name+".json"), js.Bytes())
+		})
+	}
+}

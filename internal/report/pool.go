@@ -1,0 +1,200 @@
+package report
+
+import (
+	"math"
+	"slices"
+	"sync/atomic"
+
+	"github.com/llmslo/llmslo/internal/aggregate"
+)
+
+// A pool holds values whose distribution is reported over all of them
+// (inter-token gaps, pooled over requests as vLLM and the connector pool
+// them). Unlike the per-request values, their number grows with output
+// chunks, not requests, so the pools share a budget: while it lasts every
+// value is kept (8 bytes, 12 with a weight) and percentiles are exact; once
+// it is spent a pool moves its values into the connector's sketch (every
+// order statistic within 0.39%) and says so (Exact false in the report).
+type pool struct {
+	vals    []float64
+	weights []uint32 // nil while every weight is 1
+	sk      *aggregate.Sketch
+	budget  *atomic.Int64
+	n       uint64 // values, weights counted
+}
+
+var sketchConfig = aggregate.NewSketchConfig(0.01)
+
+func newPool(budget *atomic.Int64) *pool { return &pool{budget: budget} }
+
+// add records v with weight w (w copies of v).
+func (p *pool) add(v float64, w uint32) {
+	if w == 0 || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return
+	}
+	p.n += uint64(w)
+	if p.sk != nil {
+		for range w {
+			p.sk.Add(v)
+		}
+		return
+	}
+	if p.budget.Add(-1) < 0 {
+		p.budget.Add(1)
+		p.toSketch()
+		for range w {
+			p.sk.Add(v)
+		}
+		return
+	}
+	if w != 1 && p.weights == nil {
+		p.weights = make([]uint32, len(p.vals), cap(p.vals))
+		for i := range p.weights {
+			p.weights[i] = 1
+		}
+	}
+	p.vals = append(p.vals, v)
+	if p.weights != nil {
+		p.weights = append(p.weights, w)
+	}
+}
+
+func (p *pool) toSketch() {
+	p.sk = sketchConfig.New()
+	for i, v := range p.vals {
+		w := uint32(1)
+		if p.weights != nil {
+			w = p.weights[i]
+		}
+		for range w {
+			p.sk.Add(v)
+		}
+	}
+	p.budget.Add(int64(len(p.vals)))
+	p.vals, p.weights = nil, nil
+}
+
+// summarize is the distribution of the union of pools.
+func summarize(ps ...*pool) Dist {
+	if len(ps) == 1 {
+		return ps[0].summary()
+	}
+	u := &pool{}
+	anyWeights := false
+	for _, p := range ps {
+		u.n += p.n
+		anyWeights = anyWeights || p.weights != nil
+		if p.sk != nil && u.sk == nil {
+			u.sk = sketchConfig.New()
+		}
+	}
+	for _, p := range ps {
+		switch {
+		case u.sk != nil && p.sk != nil:
+			u.sk.Merge(p.sk)
+		case u.sk != nil:
+			for i, v := range p.vals {
+				for range p.weight(i) {
+					u.sk.Add(v)
+				}
+			}
+		default:
+			u.vals = append(u.vals, p.vals...)
+			if anyWeights {
+				for i := range p.vals {
+					u.weights = append(u.weights, p.weight(i))
+				}
+			}
+		}
+	}
+	return u.summary()
+}
+
+func (p *pool) weight(i int) uint32 {
+	if p.weights == nil {
+		return 1
+	}
+	return p.weights[i]
+}
+
+// summary is the pool's distribution with numpy's statistics: the mean of
+// the expanded values and np.percentile's linear method (exact while the
+// values are kept).
+func (p *pool) summary() Dist {
+	d := Dist{Count: int64(p.n), Exact: p.sk == nil}
+	if p.n == 0 {
+		d.Mean, d.P50, d.P90, d.P99, d.P999, d.Max = nan(), nan(), nan(), nan(), nan(), nan()
+		return d
+	}
+	if p.sk != nil {
+		d.Mean, d.Max = nan(), Num(p.sk.Quantile(1))
+		d.P50, d.P90 = Num(p.sk.Quantile(0.5)), Num(p.sk.Quantile(0.9))
+		d.P99, d.P999 = Num(p.sk.Quantile(0.99)), Num(p.sk.Quantile(0.999))
+		return d
+	}
+	if p.weights == nil {
+		s := slices.Clone(p.vals)
+		d.Mean = Num(npMean(s))
+		slices.Sort(s)
+		d.fill(s)
+		return d
+	}
+	idx := make([]int, len(p.vals))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmpFloat(p.vals[a], p.vals[b]) })
+	vals := make([]float64, len(idx))
+	cum := make([]uint64, len(idx))
+	var c uint64
+	prod := make([]float64, len(p.vals))
+	for k, i := range idx {
+		vals[k] = p.vals[i]
+		c += uint64(p.weights[i])
+		cum[k] = c
+	}
+	// The weighted mean sums value x weight (numpy on the expanded array
+	// adds the copies one by one: equal to float rounding, and this costs
+	// one step per value, not per token).
+	for i, v := range p.vals {
+		prod[i] = v * float64(p.weights[i])
+	}
+	d.Mean = Num(npSum(prod) / float64(p.n))
+	d.P50, d.P90 = Num(weightedPercentile(vals, cum, 50)), Num(weightedPercentile(vals, cum, 90))
+	d.P99, d.P999 = Num(weightedPercentile(vals, cum, 99)), Num(weightedPercentile(vals, cum, 99.9))
+	d.Max = Num(vals[len(vals)-1])
+	return d
+}
+
+// fill sets the percentiles and max from sorted values.
+func (d *Dist) fill(sorted []float64) {
+	d.P50 = Num(npPercentile(sorted, 50))
+	d.P90 = Num(npPercentile(sorted, 90))
+	d.P99 = Num(npPercentile(sorted, 99))
+	d.P999 = Num(npPercentile(sorted, 99.9))
+	d.Max = Num(sorted[len(sorted)-1])
+}
+
+// sortedValues returns the pool's values expanded and sorted (exact pools
+// only), for plots.
+func (p *pool) sortedValues(limit int) []float64 {
+	if p.sk != nil || len(p.vals) == 0 {
+		return nil
+	}
+	s := slices.Clone(p.vals)
+	slices.Sort(s)
+	return thin(s, limit)
+}
+
+// thin keeps at most limit evenly spaced order statistics of sorted values
+// (first and last included), enough to draw a CDF.
+func thin(sorted []float64, limit int) []float64 {
+	if len(sorted) <= limit || limit < 2 {
+		return sorted
+	}
+	out := make([]float64, limit)
+	for i := range out {
+		out[i] = sorted[i*(len(sorted)-1)/(limit-1)]
+	}
+	return out
+}

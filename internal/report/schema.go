@@ -1,0 +1,244 @@
+package report
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+)
+
+// SchemaVersion names the JSON layout below. It changes only when a field
+// is removed or changes meaning; new fields may be added within a version.
+const SchemaVersion = "llmslo.report/v1"
+
+// Report is the whole report, and its JSON form (README, "Offline report:
+// llmslo report", documents every field). Durations are seconds, counts are
+// integers, ratios are between 0 and 1, and a value that does not exist
+// (the P99 of no values) is null.
+type Report struct {
+	Schema string `json:"schema"`
+	// Inputs are the files read, as given.
+	Inputs []string `json:"inputs"`
+	// Processor is the collector configuration's processor whose settings
+	// were applied ("" for the built-in defaults).
+	Processor string `json:"processor"`
+	// GroupBy lists the dimensions of every group below.
+	GroupBy []string `json:"group_by"`
+	// Spans is every span read; Requests the LLM request spans among them
+	// (those the processor recognized), Failed those with error status.
+	Spans    int64 `json:"spans"`
+	Requests int64 `json:"requests"`
+	Failed   int64 `json:"failed"`
+	// Start and End bracket the requests (earliest span start, latest span
+	// end, RFC 3339); Duration is End - Start in seconds: the denominator of
+	// every rate.
+	Start    string `json:"start,omitempty"`
+	End      string `json:"end,omitempty"`
+	Duration Num    `json:"duration"`
+
+	SLOs        []SLOReport       `json:"slos"`
+	Latency     []LatencyGroup    `json:"latency"`
+	Definitions Definitions       `json:"definitions"`
+	Sweep       []SweepCurve      `json:"sweep"`
+	Slowest     map[string][]Slow `json:"slowest"`
+	Timeline    []Timeline        `json:"timeline"`
+
+	// cdfs are thinned sorted values per group and metric, for the HTML
+	// plots only.
+	cdfs []cdf
+}
+
+// cdf is up to cdfPoints order statistics of one metric in one group.
+type cdf struct {
+	metric string
+	group  Group
+	sorted []float64
+}
+
+const cdfPoints = 400
+
+// Group names one group by its dimension values ({} is every request).
+type Group map[string]string
+
+// SLOReport is one SLO's goodput, overall and per group.
+type SLOReport struct {
+	Name string `json:"name"`
+	// Constraints are the thresholds by constraint id (ttft, tpot, itl, e2e,
+	// queue_time), seconds.
+	Constraints map[string]float64 `json:"constraints"`
+	// Groups: the first is every request the SLO selected, then one per
+	// group that has any.
+	Groups []SLOGroup `json:"groups"`
+}
+
+// SLOGroup is the goodput of one SLO over one group of requests.
+type SLOGroup struct {
+	Group Group `json:"group"`
+	// Requests the SLO selected; Met + Violated + Unknown = Requests.
+	Requests int64 `json:"requests"`
+	Met      int64 `json:"met"`
+	Violated int64 `json:"violated"`
+	Unknown  int64 `json:"unknown"`
+	// Goodput = Met / Requests (unknown verdicts are never good), with its
+	// Wilson score 95% confidence interval [low, high].
+	Goodput     Num    `json:"goodput"`
+	GoodputCI95 [2]Num `json:"goodput_ci95"`
+	// GoodPerSecond is Met over the report's Duration.
+	GoodPerSecond Num `json:"good_per_second"`
+	// OutputTokens of the selected requests, OutputTokensMet of those that
+	// met the SLO; TokenGoodput = OutputTokensMet / OutputTokens, and
+	// GoodTokensPerSecond = OutputTokensMet / Duration.
+	OutputTokens        int64 `json:"output_tokens"`
+	OutputTokensMet     int64 `json:"output_tokens_met"`
+	TokenGoodput        Num   `json:"token_goodput"`
+	GoodTokensPerSecond Num   `json:"good_tokens_per_second"`
+	// Violations counts requests by failed constraint ("error" for failed
+	// requests) and by undecidable constraint ("ttft:unknown"); a request
+	// counts once under each.
+	Violations map[string]int64 `json:"violations"`
+	// Combinations counts violated requests by their exact set of failed
+	// constraints, most frequent first.
+	Combinations []Combination `json:"combinations"`
+	// Attainable is the goodput if one constraint were dropped (the others
+	// and errors still apply), by constraint id: what fixing it would buy.
+	Attainable map[string]Num `json:"attainable"`
+}
+
+// Combination is one set of failed constraints and how many requests
+// failed exactly those.
+type Combination struct {
+	Constraints []string `json:"constraints"`
+	Requests    int64    `json:"requests"`
+}
+
+// LatencyGroup holds the exact distributions of one group.
+type LatencyGroup struct {
+	Group    Group `json:"group"`
+	Requests int64 `json:"requests"`
+	// Metrics by id: ttft, tpot, e2e, queue_time (one value per request
+	// that has it) and itl (every inter-token gap, pooled over requests).
+	Metrics map[string]Dist `json:"metrics"`
+}
+
+// Dist summarizes values: numpy's mean and its default ("linear")
+// percentiles. Exact is false only for pooled gaps beyond the memory budget
+// (--max-gaps), which come from a sketch within 1%.
+type Dist struct {
+	Count int64 `json:"count"`
+	Mean  Num   `json:"mean"`
+	P50   Num   `json:"p50"`
+	P90   Num   `json:"p90"`
+	P99   Num   `json:"p99"`
+	P999  Num   `json:"p99_9"`
+	Max   Num   `json:"max"`
+	Exact bool  `json:"exact"`
+}
+
+// Definitions are TTFT, TPOT, ITL and E2E as each benchmark tool defines
+// them, over the same requests: the successful streamed requests whose
+// spans carry per-chunk timing (chunk events).
+type Definitions struct {
+	Requests int64      `json:"requests"`
+	Tools    []ToolDefs `json:"tools"`
+}
+
+// ToolDefs is one tool's metrics.
+type ToolDefs struct {
+	// Tool id: vllm, aiperf, llmperf, guidellm, sglang, distserve, llmslo.
+	Tool string `json:"tool"`
+	Name string `json:"name"`
+	// Source names the code the formulas come from.
+	Source string `json:"source"`
+	// Differs says in one line what this tool counts differently.
+	Differs string `json:"differs"`
+	// Percentiles names the percentile method.
+	Percentiles string `json:"percentiles"`
+	// Metrics by the tool's own name for them (ttft, tpot, itl, e2e): the
+	// same id can mean different things in two tools, which is the point.
+	Metrics map[string]ToolMetric `json:"metrics"`
+}
+
+// ToolMetric is one metric of one tool.
+type ToolMetric struct {
+	// Label is the tool's own name for the metric.
+	Label string `json:"label"`
+	// Formula per request (or per gap), in the notation of the README.
+	Formula string `json:"formula"`
+	// Weighting: "request", "gap", or the weight GuideLLM applies.
+	Weighting string `json:"weighting"`
+	Count     int64  `json:"count"`
+	Mean      Num    `json:"mean"`
+	P50       Num    `json:"p50"`
+	P90       Num    `json:"p90"`
+	P99       Num    `json:"p99"`
+	Exact     bool   `json:"exact"`
+}
+
+// SweepCurve is one SLO's goodput with every threshold scaled by the same
+// factor (DistServe's "SLO scale"), over one group.
+type SweepCurve struct {
+	SLO    string       `json:"slo"`
+	Group  Group        `json:"group"`
+	Points []SweepPoint `json:"points"`
+}
+
+// SweepPoint is the goodput at one scale.
+type SweepPoint struct {
+	Scale   float64 `json:"scale"`
+	Met     int64   `json:"met"`
+	Goodput Num     `json:"goodput"`
+}
+
+// Slow is one of the slowest requests by a metric.
+type Slow struct {
+	TraceID string `json:"trace_id"`
+	SpanID  string `json:"span_id"`
+	Value   Num    `json:"value"`
+	Group   Group  `json:"group"`
+	Start   string `json:"start"`
+}
+
+// Timeline is one SLO's verdicts over time.
+type Timeline struct {
+	SLO string `json:"slo"`
+	// Step is the bucket width in seconds; bucket i starts at the report's
+	// Start + i*Step (by request start time).
+	Step    float64          `json:"step"`
+	Buckets []TimelineBucket `json:"buckets"`
+}
+
+// TimelineBucket counts verdicts in one time bucket.
+type TimelineBucket struct {
+	Met      int64 `json:"met"`
+	Violated int64 `json:"violated"`
+	Unknown  int64 `json:"unknown"`
+}
+
+// Num is a float64 that is null in JSON when it is NaN or infinite, and
+// otherwise written in the shortest form that reads back to the same bits.
+type Num float64
+
+func nan() Num { return Num(math.NaN()) }
+
+// Valid reports whether n is a number.
+func (n Num) Valid() bool { return !math.IsNaN(float64(n)) && !math.IsInf(float64(n), 0) }
+
+// MarshalJSON implements json.Marshaler.
+func (n Num) MarshalJSON() ([]byte, error) {
+	if !n.Valid() {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, float64(n), 'g', -1, 64), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (n *Num) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = nan()
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	*n = Num(f)
+	return err
+}
+
+func jsonUnmarshal(b []byte, r *Report) error { return json.Unmarshal(b, r) }

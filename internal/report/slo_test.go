@@ -1,0 +1,80 @@
+package report
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// sloCorpus: the interactive SLO (TTFT <= 500 ms, TPOT <= 15 ms, E2E <=
+// 2 s) over six requests with known outcomes.
+func sloCorpus() ptrace.Traces {
+	ms := func(x int64) int64 { return x * msec }
+	two := func(id uint64, ttft, last int64) req {
+		return req{id: id, start: ms(int64(id) * 1000), n: 2, end: ms(last + 1), events: []ev{{ms(ttft), 1}, {ms(last), 1}}}
+	}
+	failed := two(5, 100, 110)
+	failed.failed = true
+	return traces(
+		two(1, 100, 110), // met: TTFT 100 ms, TPOT 10 ms
+		two(2, 600, 610), // TTFT
+		two(3, 600, 700), // TTFT and TPOT (100 ms)
+		two(4, 100, 200), // TPOT
+		failed,           // error
+		req{id: 6, start: ms(6000), n: 5, end: ms(300)}, // streaming, no chunk timing: TTFT unknown
+	)
+}
+
+func TestSLOBreakdownAndSweep(t *testing.T) {
+	e, err := NewEngine(context.Background(), goldenOptions(t))
+	require.NoError(t, err)
+	require.NoError(t, e.Consume(context.Background(), sloCorpus()))
+	require.NoError(t, e.Close(context.Background()))
+	r := e.Report(nil)
+	require.Equal(t, "interactive", r.SLOs[0].Name)
+	g := r.SLOs[0].Groups[0]
+	assert.Equal(t, int64(6), g.Requests)
+	assert.Equal(t, int64(1), g.Met)
+	assert.Equal(t, int64(4), g.Violated)
+	assert.Equal(t, int64(1), g.Unknown)
+	assert.Equal(t, Num(1.0/6), g.Goodput)
+	lo, hi := wilson(1, 6)
+	assert.Equal(t, [2]Num{Num(lo), Num(hi)}, g.GoodputCI95)
+	assert.InDelta(t, 0.0301, lo, 1e-4) // Wilson 95% for 1 of 6
+	assert.InDelta(t, 0.5635, hi, 1e-4)
+	assert.Equal(t, map[string]int64{"ttft": 2, "tpot": 2, "error": 1, "ttft:unknown": 1, "tpot:unknown": 1}, g.Violations)
+	assert.Equal(t, []Combination{
+		{Constraints: []string{"error"}, Requests: 1},
+		{Constraints: []string{"tpot"}, Requests: 1},
+		{Constraints: []string{"ttft"}, Requests: 1},
+		{Constraints: []string{"ttft", "tpot"}, Requests: 1},
+	}, g.Combinations)
+	assert.Equal(t, map[string]Num{"ttft": Num(2.0 / 6), "tpot": Num(2.0 / 6), "e2e": Num(1.0 / 6)}, g.Attainable)
+	assert.Equal(t, int64(2), g.OutputTokensMet)
+	assert.Equal(t, int64(15), g.OutputTokens)
+
+	sweep := r.Sweep[0]
+	require.Equal(t, "interactive", sweep.SLO)
+	require.Len(t, sweep.Points, 17)
+	met := map[float64]int64{}
+	for _, p := range sweep.Points {
+		met[p.Scale] = p.Met
+	}
+	assert.Equal(t, int64(0), met[0.25]) // TPOT 10 ms > 3.75 ms
+	assert.Equal(t, int64(1), met[1])    // the processor's verdicts
+	assert.Equal(t, int64(2), met[4])    // TTFT 2 s, TPOT 60 ms: R1, R2
+	// Met counts never fall as the thresholds loosen.
+	for i := 1; i < len(sweep.Points); i++ {
+		assert.GreaterOrEqual(t, sweep.Points[i].Met, sweep.Points[i-1].Met)
+	}
+	var tl int64
+	for _, b := range r.Timeline[0].Buckets {
+		tl += b.Met + b.Violated + b.Unknown
+	}
+	assert.Equal(t, int64(6), tl)
+	assert.Equal(t, "f0000000000000000000000000000003", r.Slowest["tpot"][0].TraceID)
+	assert.Equal(t, "a000000000000003", r.Slowest["tpot"][0].SpanID)
+}
