@@ -2,6 +2,7 @@ package llmsloconnector
 
 import (
 	"context"
+	"flag"
 	"path/filepath"
 	"testing"
 	"time"
@@ -63,6 +64,10 @@ var compareOptions = []pmetrictest.CompareMetricsOption{
 	pmetrictest.IgnoreMetricDataPointsOrder(),
 }
 
+// update rewrites the golden output files: go test ./llmsloconnector -run
+// TestConnectorWithTraces -update. A changed golden must be explained.
+var update = flag.Bool("update", false, "rewrite testdata/traces/*/output.yaml")
+
 // TestConnectorWithTraces is the golden test, in signaltometricsconnector's
 // layout: one input, testdata/traces/traces.yaml, and per case a directory
 // with config.yaml and the expected output.yaml.
@@ -74,6 +79,9 @@ func TestConnectorWithTraces(t *testing.T) {
 			require.NoError(t, c.ConsumeTraces(context.Background(), readInput(t)))
 			c.flush(context.Background())
 			require.Len(t, sink.AllMetrics(), 1)
+			if *update {
+				require.NoError(t, golden.WriteMetrics(t, filepath.Join("testdata", "traces", tc, "output.yaml"), sink.AllMetrics()[0]))
+			}
 			want, err := golden.ReadMetrics(filepath.Join("testdata", "traces", tc, "output.yaml"))
 			require.NoError(t, err)
 			require.NoError(t, pmetrictest.CompareMetrics(want, sink.AllMetrics()[0], compareOptions...))
@@ -189,19 +197,19 @@ func TestGoldenByHand(t *testing.T) {
 		{"smooth_stream", llama, 2, 0, 1, 1, 0},
 	} {
 		m := with(x.series, attrSLOName, x.slo)
-		assert.Equal(t, x.selected, sumOver(md, metricSLORequests, m), "%s %v requests", x.slo, x.series)
-		assert.Equal(t, x.met, sumOver(md, metricSLOMet, m), "%s %v met", x.slo, x.series)
-		assert.Equal(t, x.violated, sumOver(md, metricSLOViolated, m), "%s %v violated", x.slo, x.series)
-		assert.Equal(t, x.unknown, sumOver(md, metricSLOUnknown, m), "%s %v unknown", x.slo, x.series)
-		assert.Equal(t, x.token, sumOver(md, metricSLOTokensMet, m), "%s %v tokens", x.slo, x.series)
+		assert.Equal(t, x.selected, sumOver(md, metricSLORequests.name, m), "%s %v requests", x.slo, x.series)
+		assert.Equal(t, x.met, sumOver(md, metricSLOMet.name, m), "%s %v met", x.slo, x.series)
+		assert.Equal(t, x.violated, sumOver(md, metricSLOViolated.name, m), "%s %v violated", x.slo, x.series)
+		assert.Equal(t, x.unknown, sumOver(md, metricSLOUnknown.name, m), "%s %v unknown", x.slo, x.series)
+		assert.Equal(t, x.token, sumOver(md, metricSLOTokensMet.name, m), "%s %v tokens", x.slo, x.series)
 	}
 	slo := map[string]string{attrSLOName: "interactive"}
-	assert.Equal(t, int64(6), sumOver(md, metricSLORequests, slo))
-	assert.Equal(t, int64(2), sumOver(md, metricSLOMet, slo))
+	assert.Equal(t, int64(6), sumOver(md, metricSLORequests.name, slo))
+	assert.Equal(t, int64(2), sumOver(md, metricSLOMet.name, slo))
 	for constraint, n := range map[string]int64{"ttft": 1, "tpot": 1, "error": 1, "ttft:unknown": 1, "tpot:unknown": 1} {
-		assert.Equal(t, n, sumOver(md, metricSLOViolations, with(slo, attrSLOConstraint, constraint)), constraint)
+		assert.Equal(t, n, sumOver(md, metricSLOViolations.name, with(slo, attrSLOConstraint, constraint)), constraint)
 	}
-	assert.Equal(t, int64(3), sumOver(md, metricSLOViolations, map[string]string{attrSLOName: "smooth_stream", attrSLOConstraint: "itl:unknown"}))
+	assert.Equal(t, int64(3), sumOver(md, metricSLOViolations.name, map[string]string{attrSLOName: "smooth_stream", attrSLOConstraint: "itl:unknown"}))
 
 	// Goodput gauge: met / selected over the window; unknown is not good.
 	for _, x := range []struct {
@@ -212,7 +220,7 @@ func TestGoldenByHand(t *testing.T) {
 		{"interactive", server, 0.5}, {"interactive", gpt, 0.5}, {"interactive", llama, 0},
 		{"smooth_stream", server, 0}, {"smooth_stream", gpt, 1}, {"smooth_stream", llama, 0},
 	} {
-		dp := point(t, md, metricSLOGoodput, with(x.series, attrSLOName, x.slo)).(pmetric.NumberDataPoint)
+		dp := point(t, md, metricSLOGoodput.name, with(x.series, attrSLOName, x.slo)).(pmetric.NumberDataPoint)
 		assert.Equal(t, x.want, dp.DoubleValue(), "%s %v", x.slo, x.series)
 	}
 
@@ -288,7 +296,7 @@ func TestGoldenByHand(t *testing.T) {
 	// Dimensions: model from llm.model or, on span 7, gen_ai.response.model;
 	// provider from gen_ai.provider.name or gen_ai.system; the resource
 	// keeps service.name only.
-	dp := point(t, md, metricSLORequests, with(gpt, attrSLOName, "interactive")).(pmetric.NumberDataPoint)
+	dp := point(t, md, metricSLORequests.name, with(gpt, attrSLOName, "interactive")).(pmetric.NumberDataPoint)
 	assert.Equal(t, map[string]any{
 		attrRequestModel: "gpt-4o-mini-2024-07-18", attrProviderName: "openai", attrOperationName: "chat",
 		"llm.layer": "client", attrCollectorInstance: testInstanceID, attrSLOName: "interactive",

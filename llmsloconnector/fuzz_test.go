@@ -14,7 +14,7 @@ import (
 )
 
 var fuzzKeys = []string{"llm.metrics.source", "llm.layer", "llm.model", "llm.ttft", "llm.tpot", "llm.e2e", "llm.queue_time",
-	"llm.output_tokens", "llm.input_tokens", "llm.itl.max", "llm.itl.gaps", "llm.slo.a.met", "llm.slo.a.violations",
+	"llm.output_tokens", "llm.input_tokens", "llm.itl.max", "llm.itl.gaps", "llm.itl.gap_weights", "llm.slo.a.met", "llm.slo.a.violations",
 	"llm.slo..met", "llm.slo.b.violations", "gen_ai.provider.name", "gen_ai.operation.name", "gen_ai.request.model"}
 
 // FuzzConnector feeds spans with arbitrary values under the processor's
@@ -88,7 +88,7 @@ func FuzzConnector(f *testing.F) {
 					if m.Type() == 0 {
 						continue
 					}
-					if m.Name() == metricSLOGoodput || m.Type().String() == "Gauge" {
+					if m.Name() == metricSLOGoodput.name || m.Type().String() == "Gauge" {
 						for _, dp := range m.Gauge().DataPoints().All() {
 							require.False(t, math.IsNaN(dp.DoubleValue()) || math.IsInf(dp.DoubleValue(), 0), m.Name())
 						}

@@ -14,8 +14,9 @@ const MaxExportScale = 8
 // Histogram is one distribution in either OTLP shape.
 type Histogram interface {
 	Add(v float64)
-	// AddAll adds every value of vs.
-	AddAll(vs []float64)
+	// AddN adds v with weight n (n values equal to v) in one step: a
+	// token-aware ITL gap stands for the n tokens of its chunk.
+	AddN(v float64, n uint64)
 	Count() uint64
 	// Reset empties it (delta temporality).
 	Reset()
@@ -40,23 +41,24 @@ func NewExplicit(bounds []float64) *Explicit {
 	return &Explicit{bounds: bounds, counts: make([]uint64, len(bounds)+1)}
 }
 
-func (x *Explicit) Add(v float64) {
+// Add adds v once.
+func (x *Explicit) Add(v float64) { x.AddN(v, 1) }
+
+// AddN adds v with weight n.
+func (x *Explicit) AddN(v float64, n uint64) {
+	if n == 0 {
+		return
+	}
 	// A value equal to a bound belongs to the bucket it closes (le).
-	x.counts[sort.SearchFloat64s(x.bounds, v)]++
+	x.counts[sort.SearchFloat64s(x.bounds, v)] += n
 	if x.count == 0 || v < x.min {
 		x.min = v
 	}
 	if x.count == 0 || v > x.max {
 		x.max = v
 	}
-	x.sum += v
-	x.count++
-}
-
-func (x *Explicit) AddAll(vs []float64) {
-	for _, v := range vs {
-		x.Add(v)
-	}
+	x.sum += v * float64(n)
+	x.count += n
 }
 
 func (x *Explicit) Count() uint64 { return x.count }

@@ -1,0 +1,83 @@
+package aggregate
+
+import (
+	"math"
+)
+
+// SketchConfig fixes the resolution of a family of sketches; sketches merge
+// only within one family.
+type SketchConfig struct {
+	// SubBuckets per octave.
+	SubBuckets int
+	// MinValue: smaller positive values count as MinValue (1 ns).
+	MinValue float64
+
+	// cellBase[c] is the bucket, within its octave, of the start of cell
+	// c of the mantissa [1, 2) cut in 2^sketchCellBits equal cells;
+	// cellEdge[c] is the bucket boundary inside cell c, or 2 when there is
+	// none. A cell is narrower than a bucket, so it holds at most one
+	// boundary: a lookup and one comparison find the bucket.
+	cellBase []uint16
+	cellEdge []float64
+	// report[j] is the value reported for bucket j of the octave [1, 2).
+	report []float64
+}
+
+const sketchCellBits = 12
+
+// NewSketchConfig returns the geometry whose relative error is at most
+// alpha, 0 < alpha < 0.05: n = ceil(1/log2((1+alpha)/(1-alpha))) buckets
+// per octave.
+func NewSketchConfig(alpha float64) *SketchConfig {
+	n := int(math.Ceil(1 / math.Log2((1+alpha)/(1-alpha))))
+	c := &SketchConfig{SubBuckets: n, MinValue: 1e-9}
+	c.cellBase = make([]uint16, 1<<sketchCellBits)
+	c.cellEdge = make([]float64, 1<<sketchCellBits)
+	j := 1
+	for cell := range 1 << sketchCellBits {
+		lo, hi := 1+float64(cell)/(1<<sketchCellBits), 1+float64(cell+1)/(1<<sketchCellBits)
+		for j < n && math.Exp2(float64(j)/float64(n)) <= lo {
+			j++
+		}
+		c.cellBase[cell] = uint16(j - 1)
+		c.cellEdge[cell] = 2
+		if b := math.Exp2(float64(j) / float64(n)); j < n && b < hi {
+			c.cellEdge[cell] = b
+		}
+	}
+	c.report = make([]float64, n)
+	for j := range n {
+		lo, hi := math.Exp2(float64(j)/float64(n)), math.Exp2(float64(j+1)/float64(n))
+		c.report[j] = 2 * lo * hi / (lo + hi)
+	}
+	return c
+}
+
+// Alpha is the relative error bound, (r-1)/(r+1) with r = 2^(1/SubBuckets).
+func (c *SketchConfig) Alpha() float64 {
+	r := math.Exp2(1 / float64(c.SubBuckets))
+	return (r - 1) / (r + 1)
+}
+
+// New returns an empty sketch.
+func (c *SketchConfig) New() *Sketch { return &Sketch{cfg: c} }
+
+func (c *SketchConfig) index(v float64) int32 {
+	frac, exp := math.Frexp(max(v, c.MinValue)) // v = frac·2^exp, frac in [0.5, 1)
+	m := 2 * frac                               // v = m·2^(exp-1), m in [1, 2)
+	cell := int((m - 1) * (1 << sketchCellBits))
+	k := int32(c.cellBase[cell])
+	if m >= c.cellEdge[cell] {
+		k++
+	}
+	return int32(exp-1)*int32(c.SubBuckets) + k
+}
+
+func (c *SketchConfig) value(i int32) float64 {
+	n := int32(c.SubBuckets)
+	exp, sub := i/n, i%n
+	if sub < 0 {
+		exp, sub = exp-1, sub+n
+	}
+	return math.Ldexp(c.report[sub], int(exp))
+}
