@@ -172,3 +172,6 @@ func (e *Exponential) AppendTo(m pmetric.Metric) Point {
 	}
 	return expoPoint{dp}
 }
+
+// Bytes is the memory the histogram holds.
+func (e *Exponential) Bytes() int { return 96 + 8*cap(e.counts) }

@@ -23,6 +23,8 @@ type Histogram interface {
 	// AppendTo writes one data point to the metric (whose type it sets on
 	// first use) and returns it, for the caller to add attributes and times.
 	AppendTo(m pmetric.Metric) Point
+	// Bytes is the memory it holds.
+	Bytes() int
 }
 
 // Explicit is a histogram with fixed bucket bounds, for classic
@@ -83,3 +85,6 @@ func (x *Explicit) AppendTo(m pmetric.Metric) Point {
 	dp.BucketCounts().FromRaw(x.counts)
 	return explicitPoint{dp}
 }
+
+// Bytes is the memory the histogram holds.
+func (x *Explicit) Bytes() int { return 80 + 8*cap(x.counts) }
