@@ -3,6 +3,7 @@ package llmsloconnector
 import (
 	"context"
 	"flag"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/consumer"
@@ -20,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llmslo/llmslo/internal/metadata"
+	"github.com/llmslo/llmslo/internal/registry"
 )
 
 // fixedNow is the connector clock of the tests: 30 s after the golden
@@ -340,5 +343,34 @@ func BenchmarkConnectorWithTraces(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spans), "ns/span")
 			})
 		}
+	}
+}
+
+// BenchmarkConfiguredSLOs: the cost per span is that of the SLOs the span
+// carries verdicts for, not of those configured: one verdict per span, 1 or
+// 1,000 SLOs registered by the processor.
+func BenchmarkConfiguredSLOs(b *testing.B) {
+	td := batch(1000, func(s ptrace.SpanSlice, i int) {
+		r := request{ttft: 0.1 + float64(i%10)/100, tpot: 0.01, e2e: 1, tokens: 100, gapsNs: []int64{20e6, 25e6, 30e6}, met: i%3 != 0}
+		appendRequest(s, &r)
+	})
+	for _, n := range []int{1, 1000} {
+		b.Run(fmt.Sprintf("slos=%d", n), func(b *testing.B) {
+			names := []string{"interactive"}
+			for i := 1; i < n; i++ {
+				names = append(names, fmt.Sprintf("slo_%d", i))
+			}
+			b.Cleanup(registry.Register(registry.Processor{ID: "llm_slo", Prefix: "llm.", SLOs: names}))
+			c := newTestConnector(b, caseConfig(b, "exponential"), consumertest.NewNop())
+			require.NoError(b, c.Start(context.Background(), componenttest.NewNopHost()))
+			b.Cleanup(func() { _ = c.Shutdown(context.Background()) })
+			require.NoError(b, c.ConsumeTraces(context.Background(), td))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				_ = c.ConsumeTraces(context.Background(), td)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*td.SpanCount()), "ns/span")
+		})
 	}
 }
