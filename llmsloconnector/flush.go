@@ -98,10 +98,10 @@ func (c *llmSLOConnector) emitHistograms(b *builder, s *series, ts pcommon.Times
 
 func (c *llmSLOConnector) emitSLOs(b *builder, s *series, ts pcommon.Timestamp, now time.Time) {
 	for i, sc := range s.slos {
-		if sc == nil {
+		name, ok := c.src.names.name(i)
+		if sc == nil || !ok {
 			continue
 		}
-		name := c.src.names.name(i)
 		for _, x := range [...]struct {
 			def metricDef
 			v   *uint64

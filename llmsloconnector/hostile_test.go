@@ -42,7 +42,7 @@ func counter(t *testing.T, tel *componenttest.Telemetry, def metricDef) int64 {
 // entries outside the constraint vocabulary, add no series and are
 // counted.
 func TestForgedVerdicts(t *testing.T) {
-	register(t, "llm_slo", "llm.", "interactive")
+	register(t, "llm.", "interactive")
 	c, tel := telemetryConnector(t, caseConfig(t, "delta"))
 	td := batch(3, func(spans ptrace.SpanSlice, i int) {
 		switch i {

@@ -84,7 +84,7 @@ func TestMemoryAtLimit(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("sends 480,000 spans")
 	}
-	register(t, "llm_slo", "llm.", "interactive", "batch")
+	register(t, "llm.", "interactive", "batch")
 	now := fixedNow
 	c := newTestConnector(t, createDefaultConfig().(*Config), consumertest.NewNop(), withClock(func() time.Time { return now }))
 	require.NoError(t, c.Start(context.Background(), componenttest.NewNopHost()))

@@ -142,5 +142,12 @@ func (n *sloNames) index(name string) (int, bool) {
 	return len(list), true
 }
 
-// name is the name of index i.
-func (n *sloNames) name(i int) string { return (*n.list.Load())[i] }
+// name is the name of index i; false when there is none (counters made
+// before Start replaced the names, which only a test does).
+func (n *sloNames) name(i int) (string, bool) {
+	list := *n.list.Load()
+	if i >= len(list) {
+		return "", false
+	}
+	return list[i], true
+}

@@ -19,10 +19,10 @@ import (
 	"github.com/llmslo/llmslo/internal/registry"
 )
 
-// register records a fake llm_slo processor for the test's duration.
-func register(t *testing.T, id, prefix string, slos ...string) {
+// register records a fake processor "llm_slo" for the test's duration.
+func register(t *testing.T, prefix string, slos ...string) {
 	t.Helper()
-	t.Cleanup(registry.Register(registry.Processor{ID: id, Prefix: prefix, SLOs: slos}))
+	t.Cleanup(registry.Register(registry.Processor{ID: "llm_slo", Prefix: prefix, SLOs: slos}))
 }
 
 // rePrefix moves every "llm." key of the spans under prefix, as a
@@ -63,7 +63,7 @@ func TestFollowsProcessor(t *testing.T) {
 	require.NoError(t, err)
 	for _, prefix := range []string{"llm.", "acme.llm."} {
 		t.Run(prefix, func(t *testing.T) {
-			register(t, "llm_slo", prefix, "interactive", "smooth_stream")
+			register(t, prefix, "interactive", "smooth_stream")
 			cfg := caseConfig(t, "exponential")
 			md := runStarted(t, cfg, rePrefix(readInput(t), prefix))
 			// The layer attribute is the processor's key, under its prefix.
@@ -230,7 +230,7 @@ func TestResolveSource(t *testing.T) {
 // TestStartRefusesContradiction: Start fails, with the processors named,
 // when attribute_prefix contradicts every registered processor.
 func TestStartRefusesContradiction(t *testing.T) {
-	register(t, "llm_slo", "acme.", "a")
+	register(t, "acme.", "a")
 	cfg := caseConfig(t, "exponential")
 	cfg.AttributePrefix = "llm."
 	c := newTestConnector(t, cfg, consumertest.NewNop())
@@ -256,5 +256,9 @@ func TestLearnedNames(t *testing.T) {
 	assert.False(t, ok, "full")
 	i, _ = n.index("chat")
 	assert.Equal(t, 0, i)
-	assert.Equal(t, "batch", n.name(1))
+	name, ok := n.name(1)
+	assert.True(t, ok)
+	assert.Equal(t, "batch", name)
+	_, ok = n.name(2)
+	assert.False(t, ok)
 }

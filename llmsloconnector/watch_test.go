@@ -47,7 +47,7 @@ func TestUnmatchedWarning(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.processor {
-				register(t, "llm_slo", "llm.")
+				register(t, "llm.")
 			}
 			core, logs := observer.New(zapcore.WarnLevel)
 			set := connectortest.NewNopSettings(metadata.Type).TelemetrySettings
