@@ -234,18 +234,23 @@ func (c *llmSLOConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	now := c.now()
 	var consumed, skipped int64
 	var firstSkipped ptrace.Span
-	for _, rs := range td.ResourceSpans().All() {
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
 		resource := rs.Resource().Attributes()
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, span := range ss.Spans().All() {
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
 				if c.consumeSpan(span, resource, sc, now) {
 					consumed++
-				} else {
-					if skipped == 0 {
-						firstSkipped = span
-					}
-					skipped++
+					continue
 				}
+				if skipped == 0 {
+					firstSkipped = span
+				}
+				skipped++
 			}
 		}
 	}

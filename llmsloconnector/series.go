@@ -134,10 +134,7 @@ func (c *llmSLOConnector) recordWindows(s *series, o *observation, now time.Time
 		switch {
 		case k == histITL:
 			if len(o.gaps) > 0 {
-				win := c.window(s, windowKind(w))
-				for i, g := range o.gaps {
-					win.AddN(now, g, o.weight(i))
-				}
+				c.window(s, windowKind(w)).AddAll(now, o.gaps, o.weights)
 			}
 		case o.has[k]:
 			c.window(s, windowKind(w)).Add(now, o.values[k])

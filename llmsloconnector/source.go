@@ -123,7 +123,7 @@ var sloNameRule = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 // index returns name's index, learning it when the set learns and has
 // room; false when the name is not counted.
 func (n *sloNames) index(name string) (int, bool) {
-	if i, ok := (*n.m.Load())[name]; ok {
+	if i, ok := n.lookup(name); ok {
 		return i, true
 	}
 	if n.learn == 0 || !sloNameRule.MatchString(name) {
@@ -140,6 +140,21 @@ func (n *sloNames) index(name string) (int, bool) {
 	}
 	n.store(append(slices.Clip(list), strings.Clone(name)))
 	return len(list), true
+}
+
+// lookup finds name without learning: a few names are compared in turn
+// (cheaper than hashing the key), more are looked up in the map.
+func (n *sloNames) lookup(name string) (int, bool) {
+	if list := *n.list.Load(); len(list) <= 8 {
+		for i, x := range list {
+			if x == name {
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	i, ok := (*n.m.Load())[name]
+	return i, ok
 }
 
 // name is the name of index i; false when there is none (counters made

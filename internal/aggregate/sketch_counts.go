@@ -11,12 +11,8 @@ import (
 // of every four on zeros. A count that would pass 2^32 - 1 (billions of
 // values in one bucket of one sub-window) saturates.
 
-func (s *Sketch) buckets() int {
-	if s.width == 0 {
-		return 0
-	}
-	return len(s.counts) / int(s.width)
-}
+// buckets is the number of counters; width/2 is log2(width) for 1, 2, 4.
+func (s *Sketch) buckets() int { return len(s.counts) >> (s.width / 2) }
 
 // at is the count of bucket offset+j.
 func (s *Sketch) at(j int) uint64 {
@@ -44,6 +40,17 @@ func (s *Sketch) put(j int, n uint64) {
 // inc adds n to bucket i, growing the range or the counter width first
 // when needed.
 func (s *Sketch) inc(i int32, n uint64) {
+	// The common case: a one-byte counter in range that does not overflow.
+	if j := uint(i - s.offset); s.width == 1 && j < uint(len(s.counts)) {
+		if sum := uint64(s.counts[j]) + n; sum <= 0xff {
+			s.counts[j] = uint8(sum)
+			return
+		}
+	}
+	s.incSlow(i, n)
+}
+
+func (s *Sketch) incSlow(i int32, n uint64) {
 	if s.width == 0 {
 		s.width = 1
 	}

@@ -13,12 +13,13 @@ type SketchConfig struct {
 	MinValue float64
 
 	// cellBase[c] is the bucket, within its octave, of the start of cell
-	// c of the mantissa [1, 2) cut in 2^sketchCellBits equal cells;
-	// cellEdge[c] is the bucket boundary inside cell c, or 2 when there is
-	// none. A cell is narrower than a bucket, so it holds at most one
-	// boundary: a lookup and one comparison find the bucket.
+	// c of the mantissa [1, 2) cut in 2^sketchCellBits equal cells; edge[j]
+	// is bucket j's lower edge, 2^(j/n), and edge[n] = 2. A cell is
+	// narrower than a bucket, so it holds at most one edge: a lookup and
+	// one comparison find the bucket, from 8 KB of tables that stay in the
+	// L1 cache.
 	cellBase []uint16
-	cellEdge []float64
+	edge     []float64
 	// report[j] is the value reported for bucket j of the octave [1, 2).
 	report []float64
 }
@@ -31,19 +32,19 @@ const sketchCellBits = 12
 func NewSketchConfig(alpha float64) *SketchConfig {
 	n := int(math.Ceil(1 / math.Log2((1+alpha)/(1-alpha))))
 	c := &SketchConfig{SubBuckets: n, MinValue: 1e-9}
+	c.edge = make([]float64, n+1)
+	for j := range n {
+		c.edge[j] = math.Exp2(float64(j) / float64(n))
+	}
+	c.edge[n] = 2
 	c.cellBase = make([]uint16, 1<<sketchCellBits)
-	c.cellEdge = make([]float64, 1<<sketchCellBits)
-	j := 1
+	j := 0
 	for cell := range 1 << sketchCellBits {
-		lo, hi := 1+float64(cell)/(1<<sketchCellBits), 1+float64(cell+1)/(1<<sketchCellBits)
-		for j < n && math.Exp2(float64(j)/float64(n)) <= lo {
+		start := 1 + float64(cell)/(1<<sketchCellBits)
+		for c.edge[j+1] <= start {
 			j++
 		}
-		c.cellBase[cell] = uint16(j - 1)
-		c.cellEdge[cell] = 2
-		if b := math.Exp2(float64(j) / float64(n)); j < n && b < hi {
-			c.cellEdge[cell] = b
-		}
+		c.cellBase[cell] = uint16(j)
 	}
 	c.report = make([]float64, n)
 	for j := range n {
@@ -65,12 +66,11 @@ func (c *SketchConfig) New() *Sketch { return &Sketch{cfg: c} }
 func (c *SketchConfig) index(v float64) int32 {
 	frac, exp := math.Frexp(max(v, c.MinValue)) // v = frac·2^exp, frac in [0.5, 1)
 	m := 2 * frac                               // v = m·2^(exp-1), m in [1, 2)
-	cell := int((m - 1) * (1 << sketchCellBits))
-	k := int32(c.cellBase[cell])
-	if m >= c.cellEdge[cell] {
+	k := c.cellBase[int((m-1)*(1<<sketchCellBits))]
+	if m >= c.edge[k+1] {
 		k++
 	}
-	return int32(exp-1)*int32(c.SubBuckets) + k
+	return int32(exp-1)*int32(c.SubBuckets) + int32(k)
 }
 
 func (c *SketchConfig) value(i int32) float64 {

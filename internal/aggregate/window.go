@@ -40,8 +40,18 @@ func (w *Window) slot(now time.Time) *Sketch {
 // Add records v at time now.
 func (w *Window) Add(now time.Time, v float64) { w.slot(now).Add(v) }
 
-// AddN records n copies of v at time now.
-func (w *Window) AddN(now time.Time, v float64, n uint64) { w.slot(now).AddN(v, n) }
+// AddAll records every value of vs at time now, vs[i] weighted by
+// weights[i] (1 each when weights is empty).
+func (w *Window) AddAll(now time.Time, vs []float64, weights []uint64) {
+	s := w.slot(now)
+	for i, v := range vs {
+		n := uint64(1)
+		if len(weights) > 0 {
+			n = weights[i]
+		}
+		s.AddN(v, n)
+	}
+}
 
 // MergeInto resets dst and merges into it the sub-windows still inside the
 // window ending at now. dst must come from the window's SketchConfig; one
