@@ -54,7 +54,7 @@ func FuzzConnector(f *testing.F) {
 			}
 			for range pick(12) {
 				v := s.Attributes().PutEmpty(fuzzKeys[pick(len(fuzzKeys))])
-				switch pick(6) {
+				switch pick(7) {
 				case 0:
 					v.SetDouble(math.Float64frombits(u64()))
 				case 1:
@@ -67,6 +67,11 @@ func FuzzConnector(f *testing.F) {
 					sl := v.SetEmptySlice()
 					for range pick(5) {
 						sl.AppendEmpty().SetDouble(math.Float64frombits(u64()))
+					}
+				case 5: // weights: ints, some huge or negative
+					sl := v.SetEmptySlice()
+					for range pick(5) {
+						sl.AppendEmpty().SetInt(int64(u64()) >> pick(64))
 					}
 				default:
 					sl := v.SetEmptySlice()
