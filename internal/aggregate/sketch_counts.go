@@ -40,11 +40,24 @@ func (s *Sketch) put(j int, n uint64) {
 // inc adds n to bucket i, growing the range or the counter width first
 // when needed.
 func (s *Sketch) inc(i int32, n uint64) {
-	// The common case: a one-byte counter in range that does not overflow.
-	if j := uint(i - s.offset); s.width == 1 && j < uint(len(s.counts)) {
-		if sum := uint64(s.counts[j]) + n; sum <= 0xff {
-			s.counts[j] = uint8(sum)
-			return
+	// The common case: a counter in range that does not overflow.
+	if j := uint(i - s.offset); j < uint(s.buckets()) {
+		switch s.width {
+		case 1:
+			if sum := uint64(s.counts[j]) + n; sum <= math.MaxUint8 {
+				s.counts[j] = uint8(sum)
+				return
+			}
+		case 2:
+			if sum := uint64(binary.LittleEndian.Uint16(s.counts[2*j:])) + n; sum <= math.MaxUint16 {
+				binary.LittleEndian.PutUint16(s.counts[2*j:], uint16(sum))
+				return
+			}
+		case 4:
+			if sum := uint64(binary.LittleEndian.Uint32(s.counts[4*j:])) + n; sum <= math.MaxUint32 {
+				binary.LittleEndian.PutUint32(s.counts[4*j:], uint32(sum))
+				return
+			}
 		}
 	}
 	s.incSlow(i, n)

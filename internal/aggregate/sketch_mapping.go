@@ -18,7 +18,7 @@ type SketchConfig struct {
 	// narrower than a bucket, so it holds at most one edge: a lookup and
 	// one comparison find the bucket, from 8 KB of tables that stay in the
 	// L1 cache.
-	cellBase []uint16
+	cellBase *[1 << sketchCellBits]uint16
 	edge     []float64
 	// report[j] is the value reported for bucket j of the octave [1, 2).
 	report []float64
@@ -37,7 +37,7 @@ func NewSketchConfig(alpha float64) *SketchConfig {
 		c.edge[j] = math.Exp2(float64(j) / float64(n))
 	}
 	c.edge[n] = 2
-	c.cellBase = make([]uint16, 1<<sketchCellBits)
+	c.cellBase = new([1 << sketchCellBits]uint16)
 	j := 0
 	for cell := range 1 << sketchCellBits {
 		start := 1 + float64(cell)/(1<<sketchCellBits)
@@ -63,14 +63,17 @@ func (c *SketchConfig) Alpha() float64 {
 // New returns an empty sketch.
 func (c *SketchConfig) New() *Sketch { return &Sketch{cfg: c} }
 
+// index is the bucket of v > 0, read from the float's bits: the exponent,
+// then the mantissa's top bits as the cell (values below MinValue, which is
+// far above the subnormals, count as MinValue).
 func (c *SketchConfig) index(v float64) int32 {
-	frac, exp := math.Frexp(max(v, c.MinValue)) // v = frac·2^exp, frac in [0.5, 1)
-	m := 2 * frac                               // v = m·2^(exp-1), m in [1, 2)
-	k := c.cellBase[int((m-1)*(1<<sketchCellBits))]
-	if m >= c.edge[k+1] {
+	b := math.Float64bits(max(v, c.MinValue))
+	exp := int32(b>>52) - 1023 // v = m·2^exp, m in [1, 2)
+	k := c.cellBase[b>>(52-sketchCellBits)&(1<<sketchCellBits-1)]
+	if m := math.Float64frombits(b&(1<<52-1) | 1023<<52); m >= c.edge[k+1] {
 		k++
 	}
-	return int32(exp-1)*int32(c.SubBuckets) + int32(k)
+	return exp*int32(c.SubBuckets) + int32(k)
 }
 
 func (c *SketchConfig) value(i int32) float64 {
