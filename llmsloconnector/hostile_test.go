@@ -2,6 +2,7 @@ package llmsloconnector
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -109,4 +110,22 @@ func TestLabelFunction(t *testing.T) {
 		assert.Equal(t, tc.want, label(tc.in, tc.limit, &fixes), "%q", tc.in)
 		assert.Equal(t, labelFixes{tc.repaired, tc.truncated}, fixes, "%q", tc.in)
 	}
+}
+
+// TestForgedNamesTeachNothing: with no processor registered, SLO names are
+// learned only from the processor's spans: a plain span's forged verdicts
+// teach no name (they would take the room of real ones).
+func TestForgedNamesTeachNothing(t *testing.T) {
+	c, _ := telemetryConnector(t, caseConfig(t, "delta"))
+	require.Empty(t, c.src.processors)
+	td := batch(65, func(spans ptrace.SpanSlice, i int) {
+		s := spans.AppendEmpty()
+		s.Attributes().PutStr("llm.layer", "client")
+		s.Attributes().PutBool(fmt.Sprintf("llm.slo.forged_%d.met", i), true)
+	})
+	require.NoError(t, c.ConsumeTraces(context.Background(), td))
+	assert.Empty(t, *c.src.names.list.Load())
+	require.NoError(t, c.ConsumeTraces(context.Background(), batch(1, func(s ptrace.SpanSlice, _ int) { llmSpan(s, "m", 0.1, 0.01, 1, true) })))
+	assert.Equal(t, []string{"interactive"}, *c.src.names.list.Load())
+	assert.Equal(t, int64(1), sumOver(c.collect(fixedNow), metricSLORequests.name, nil))
 }

@@ -22,7 +22,8 @@ type observation struct {
 }
 
 type sloObservation struct {
-	index      int // in the connector's sloNames
+	name       string // valid while the span is read
+	index      int    // in the connector's sloNames, once resolved
 	decided    bool
 	met        bool
 	violations violationSet
@@ -52,13 +53,30 @@ func (o *observation) set(k histKind, v float64) {
 	}
 }
 
-// slo returns the observation of the SLO of index i, adding it.
-func (o *observation) slo(i int) *sloObservation {
+// slo returns the observation of SLO name, adding it.
+func (o *observation) slo(name string) *sloObservation {
 	for k := range o.slos {
-		if o.slos[k].index == i {
+		if o.slos[k].name == name {
 			return &o.slos[k]
 		}
 	}
-	o.slos = append(o.slos, sloObservation{index: i})
+	o.slos = append(o.slos, sloObservation{name: name})
 	return &o.slos[len(o.slos)-1]
+}
+
+// resolveSLOs gives each verdict its index among names and drops, counting
+// them, those under names that are not counted. It runs once the span is
+// known to be the processor's, so a span that is not can teach no name.
+func (o *observation) resolveSLOs(names *sloNames) {
+	kept := o.slos[:0]
+	for _, so := range o.slos {
+		i, ok := names.index(so.name)
+		if !ok {
+			o.ignored++
+			continue
+		}
+		so.index, so.name = i, ""
+		kept = append(kept, so)
+	}
+	o.slos = kept
 }

@@ -74,19 +74,14 @@ func (c *llmSLOConnector) scanOwn(key string, v pcommon.Value, o *observation, f
 	}
 }
 
-// scanVerdict reads an SLO verdict key, counting it only under a name the
-// processors judge.
+// scanVerdict reads an SLO verdict key; observe keeps it only under a name
+// the processors judge.
 func (c *llmSLOConnector) scanVerdict(key string, v pcommon.Value, o *observation) {
 	name, isMet, ok := c.src.keys.ParseSLOKey(key)
 	if !ok {
 		return
 	}
-	i, ok := c.src.names.index(name)
-	if !ok {
-		o.ignored++
-		return
-	}
-	so := o.slo(i)
+	so := o.slo(name)
 	switch {
 	case isMet && v.Type() == pcommon.ValueTypeBool:
 		so.decided, so.met = true, v.Bool()

@@ -52,6 +52,7 @@ func (c *llmSLOConnector) observe(span ptrace.Span, sc *scratch) bool {
 	default:
 		return false
 	}
+	o.resolveSLOs(c.src.names)
 	// Latency distributions describe successful requests (as vLLM's
 	// statistics and the conventions' TTFT/TPOT metrics do); a failed span
 	// adds only its duration, which the conventions record for failures too.
