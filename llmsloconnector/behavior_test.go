@@ -20,7 +20,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/llmslo/llmslo/internal/metadata"
 )
@@ -335,13 +334,8 @@ func TestSkipsForeignSpans(t *testing.T) {
 	assert.Equal(t, int64(1), sumOver(md, histNames[histE2E][layerClient], nil))
 	assert.Zero(t, sumOver(md, histNames[histQueue][layerClient], nil))
 
-	counter := func(name string) int64 {
-		m, err := tel.GetMetric(name)
-		require.NoError(t, err, name)
-		return m.Data.(metricdata.Sum[int64]).DataPoints[0].Value
-	}
-	assert.Equal(t, int64(2), counter("otelcol_connector_llm_slo_spans_skipped"))
-	assert.Equal(t, int64(5), counter("otelcol_connector_llm_slo_values_rejected"), "NaN, -1, +Inf, a string, -0.5")
+	assert.Equal(t, int64(2), counter(t, tel, telemetryDefs.skipped))
+	assert.Equal(t, int64(5), counter(t, tel, telemetryDefs.rejected), "NaN, -1, +Inf, a string, -0.5")
 }
 
 // TestInstanceID: on by default, a random UUID per connector instance on

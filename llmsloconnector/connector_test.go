@@ -134,11 +134,12 @@ func sumOver(md pmetric.Metrics, name string, match map[string]string) (total in
 	return total
 }
 
+// forPoints calls fn on every point of metric name ("": of every metric).
 func forPoints(md pmetric.Metrics, name string, fn func(pmetric.Metric, pcommon.Map, any)) {
 	for _, rm := range md.ResourceMetrics().All() {
 		for _, sm := range rm.ScopeMetrics().All() {
 			for _, m := range sm.Metrics().All() {
-				if m.Name() != name {
+				if name != "" && m.Name() != name {
 					continue
 				}
 				switch m.Type() {

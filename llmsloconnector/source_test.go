@@ -78,40 +78,13 @@ func TestFollowsProcessor(t *testing.T) {
 // rePrefixLayer renames the layer attribute back to llm.layer, so the
 // metrics compare with the golden file.
 func rePrefixLayer(md pmetric.Metrics, prefix string) pmetric.Metrics {
-	for _, rm := range md.ResourceMetrics().All() {
-		for _, sm := range rm.ScopeMetrics().All() {
-			for _, m := range sm.Metrics().All() {
-				eachPointAttrs(m, func(a pcommon.Map) {
-					if v, ok := a.Get(prefix + "layer"); ok {
-						a.PutStr("llm.layer", v.Str())
-						a.Remove(prefix + "layer")
-					}
-				})
-			}
+	forPoints(md, "", func(_ pmetric.Metric, a pcommon.Map, _ any) {
+		if v, ok := a.Get(prefix + "layer"); ok {
+			a.PutStr("llm.layer", v.Str())
+			a.Remove(prefix + "layer")
 		}
-	}
+	})
 	return md
-}
-
-func eachPointAttrs(m pmetric.Metric, fn func(pcommon.Map)) {
-	switch m.Type() {
-	case pmetric.MetricTypeSum:
-		for _, dp := range m.Sum().DataPoints().All() {
-			fn(dp.Attributes())
-		}
-	case pmetric.MetricTypeGauge:
-		for _, dp := range m.Gauge().DataPoints().All() {
-			fn(dp.Attributes())
-		}
-	case pmetric.MetricTypeExponentialHistogram:
-		for _, dp := range m.ExponentialHistogram().DataPoints().All() {
-			fn(dp.Attributes())
-		}
-	case pmetric.MetricTypeHistogram:
-		for _, dp := range m.Histogram().DataPoints().All() {
-			fn(dp.Attributes())
-		}
-	}
 }
 
 // itlSpan is a client span as the processor writes it with the given gaps
