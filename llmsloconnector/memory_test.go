@@ -93,6 +93,16 @@ func TestMemoryAtLimit(t *testing.T) {
 	grown := heapAfterGC() - base
 	require.Equal(t, int64(n/2), c.limits.live(layerServer), "the server layer full")
 	require.Equal(t, int64(n/2), c.limits.live(layerClient), "the client layer full")
+	for _, s := range c.shards[0].series {
+		for k, h := range s.hists {
+			assert.NotNil(t, h, "histogram %d", k)
+		}
+		for w, win := range s.windows {
+			assert.NotNil(t, win, "window %d", w)
+		}
+		assert.Len(t, s.slos, 2)
+		break
+	}
 	sketches, hists := c.footprint()
 	t.Logf("%d series: heap %.1f MiB, %d bytes per series (window sketches %d, histograms %d)",
 		n, float64(grown)/(1<<20), grown/uint64(n), sketches/n, hists/n)
@@ -119,4 +129,31 @@ func (c *llmSLOConnector) footprint() (sketches, hists int) {
 		}
 	}
 	return sketches, hists
+}
+
+// TestHostileSeriesBounded: a series whose every sub-window holds values
+// from 1 ns to a week (the processor's limits), its ITL window with weights
+// that force four-byte counters, spans the whole range and stays under half
+// a megabyte. The ceiling, four-byte counters in every window (more than
+// 65,535 values in one bucket of one sub-window), is 24 sketches of at most
+// 4,918 buckets (49 octaves of 89, with 1/8 headroom): 472 KB.
+func TestHostileSeriesBounded(t *testing.T) {
+	now := fixedNow
+	c := newTestConnector(t, caseConfig(t, "exponential"), consumertest.NewNop(), withClock(func() time.Time { return now }))
+	for step := range windowSlots {
+		now = fixedNow.Add(time.Duration(step) * c.cfg.Window / windowSlots)
+		td := batch(2, func(s ptrace.SpanSlice, i int) {
+			v := []float64{1e-9, 7 * 24 * 3600}[i]
+			sp := llmSpan(s, "m", v, v, v, true)
+			sp.Attributes().PutEmptySlice("llm.itl.gaps").AppendEmpty().SetDouble(v)
+			sp.Attributes().PutEmptySlice("llm.itl.gap_weights").AppendEmpty().SetInt(1 << 24)
+		})
+		for range 2 {
+			require.NoError(t, c.ConsumeTraces(context.Background(), td))
+		}
+	}
+	sketches, hists := c.footprint()
+	t.Logf("one hostile series: window sketches %d bytes, histograms %d", sketches, hists)
+	assert.Less(t, sketches+hists, 512<<10)
+	assert.Greater(t, sketches, 24*4372, "every sketch spans the whole range")
 }
