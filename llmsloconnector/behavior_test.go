@@ -20,7 +20,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/llmslo/llmslo/internal/metadata"
 )
@@ -79,11 +78,11 @@ func TestLifecycle(t *testing.T) {
 	require.NoError(t, conn.ConsumeTraces(context.Background(), in))
 	require.NoError(t, conn.Shutdown(context.Background()))
 	require.Len(t, sink.AllMetrics(), 1, "pending data is flushed on shutdown")
-	assert.Equal(t, int64(6), sumOver(sink.AllMetrics()[0], metricSLORequests, map[string]string{attrSLOName: "interactive"}))
+	assert.Equal(t, int64(6), sumOver(sink.AllMetrics()[0], metricSLORequests.name, map[string]string{attrSLOName: "interactive"}))
 	require.NoError(t, conn.Shutdown(context.Background()), "second shutdown")
 }
 
-// TestShutdownHonoursContext: a cancelled context ends Shutdown without
+// TestShutdownHonoursContext: a canceled context ends Shutdown without
 // waiting for a flush that is stuck downstream.
 func TestShutdownHonoursContext(t *testing.T) {
 	block := make(chan struct{})
@@ -136,7 +135,7 @@ func TestFlushOnTicker(t *testing.T) {
 	defer mu.Unlock()
 	// Cumulative: every flush carries the same totals.
 	for _, md := range got {
-		assert.Equal(t, int64(6), sumOver(md, metricSLORequests, map[string]string{attrSLOName: "interactive"}))
+		assert.Equal(t, int64(6), sumOver(md, metricSLORequests.name, map[string]string{attrSLOName: "interactive"}))
 	}
 }
 
@@ -185,14 +184,14 @@ func TestTemporality(t *testing.T) {
 			t2 := pcommon.NewTimestampFromTime(now)
 
 			slo := map[string]string{attrSLOName: "interactive", "llm.layer": "server"}
-			p1 := point(t, first, metricSLORequests, slo).(pmetric.NumberDataPoint)
-			p2 := point(t, second, metricSLORequests, slo).(pmetric.NumberDataPoint)
+			p1 := point(t, first, metricSLORequests.name, slo).(pmetric.NumberDataPoint)
+			p2 := point(t, second, metricSLORequests.name, slo).(pmetric.NumberDataPoint)
 			assert.Equal(t, t0, p1.StartTimestamp())
 			assert.Equal(t, t1, p1.Timestamp())
 			assert.Equal(t, t2, p2.Timestamp())
 			assert.Equal(t, int64(2), p1.IntValue())
 			assert.Equal(t, tc.wantSecond/3, p2.IntValue())
-			assert.Equal(t, tc.wantSecond, sumOver(second, metricSLORequests, map[string]string{attrSLOName: "interactive"}))
+			assert.Equal(t, tc.wantSecond, sumOver(second, metricSLORequests.name, map[string]string{attrSLOName: "interactive"}))
 			h := point(t, second, histNames[histTTFT][layerServer], nil).(pmetric.ExponentialHistogramDataPoint)
 			assert.Equal(t, tc.wantTTFTCnt, h.Count())
 			wantTemporality := pmetric.AggregationTemporalityCumulative
@@ -205,7 +204,7 @@ func TestTemporality(t *testing.T) {
 				assert.Equal(t, t0, p2.StartTimestamp(), "stable start per series")
 				assert.Equal(t, t0, h.StartTimestamp())
 			}
-			forPoints(second, metricSLORequests, func(m pmetric.Metric, _ pcommon.Map, _ any) {
+			forPoints(second, metricSLORequests.name, func(m pmetric.Metric, _ pcommon.Map, _ any) {
 				assert.Equal(t, wantTemporality, m.Sum().AggregationTemporality())
 				assert.True(t, m.Sum().IsMonotonic())
 			})
@@ -230,11 +229,11 @@ func TestDeltaNewSeriesStartsAtPreviousFlush(t *testing.T) {
 	require.NoError(t, c.ConsumeTraces(context.Background(), batch(1, func(s ptrace.SpanSlice, _ int) { llmSpan(s, "m", 0.1, 0.01, 1, true) })))
 	now = fixedNow.Add(10 * time.Second)
 	md := c.collect(now)
-	p := point(t, md, metricSLORequests, nil).(pmetric.NumberDataPoint)
+	p := point(t, md, metricSLORequests.name, nil).(pmetric.NumberDataPoint)
 	assert.Equal(t, flushed, p.StartTimestamp())
 	now = fixedNow.Add(15 * time.Second)
 	md = c.collect(now)
-	assert.Zero(t, sumOver(md, metricSLORequests, nil), "no new requests: no counter point")
+	assert.Zero(t, sumOver(md, metricSLORequests.name, nil), "no new requests: no counter point")
 	forPoints(md, histNames[histTTFT][layerClient], func(pmetric.Metric, pcommon.Map, any) {
 		t.Error("an empty delta histogram is not emitted")
 	})
@@ -249,14 +248,14 @@ func TestSeriesExpiration(t *testing.T) {
 	c := newTestConnector(t, cfg, consumertest.NewNop(), withClock(func() time.Time { return now }))
 	require.NoError(t, c.ConsumeTraces(context.Background(), batch(1, func(s ptrace.SpanSlice, _ int) { llmSpan(s, "old", 0.1, 0.01, 1, true) })))
 	now = now.Add(4 * time.Minute)
-	assert.Equal(t, int64(1), sumOver(c.collect(now), metricSLORequests, map[string]string{attrRequestModel: "old"}))
+	assert.Equal(t, int64(1), sumOver(c.collect(now), metricSLORequests.name, map[string]string{attrRequestModel: "old"}))
 	now = now.Add(2 * time.Minute) // 6 min idle > 5 min
 	assert.Zero(t, c.collect(now).DataPointCount())
-	assert.Equal(t, int64(0), c.count[layerClient].Load())
+	assert.Equal(t, int64(0), c.limits.live(layerClient))
 	require.NoError(t, c.ConsumeTraces(context.Background(), batch(1, func(s ptrace.SpanSlice, _ int) { llmSpan(s, "new", 0.1, 0.01, 1, true) })))
 	md := c.collect(now)
-	assert.Equal(t, int64(1), sumOver(md, metricSLORequests, map[string]string{attrRequestModel: "new"}), "the freed slot is reused")
-	assert.Zero(t, sumOver(md, metricSLORequests, map[string]string{attrOverflow: "true"}))
+	assert.Equal(t, int64(1), sumOver(md, metricSLORequests.name, map[string]string{attrRequestModel: "new"}), "the freed slot is reused")
+	assert.Zero(t, sumOver(md, metricSLORequests.name, map[string]string{attrOverflow: "true"}))
 }
 
 // TestKeepsNoInputReferences: after ConsumeTraces returns, the connector
@@ -329,19 +328,14 @@ func TestSkipsForeignSpans(t *testing.T) {
 	})
 	require.NoError(t, c.ConsumeTraces(context.Background(), td))
 	md := c.collect(fixedNow)
-	assert.Equal(t, int64(2), sumOver(md, metricSLORequests, nil), "two LLM spans")
+	assert.Equal(t, int64(2), sumOver(md, metricSLORequests.name, nil), "two LLM spans")
 	assert.Zero(t, sumOver(md, histNames[histTTFT][layerClient], nil))
 	assert.Equal(t, int64(1), sumOver(md, histNames[histTPOT][layerClient], nil))
 	assert.Equal(t, int64(1), sumOver(md, histNames[histE2E][layerClient], nil))
 	assert.Zero(t, sumOver(md, histNames[histQueue][layerClient], nil))
 
-	counter := func(name string) int64 {
-		m, err := tel.GetMetric(name)
-		require.NoError(t, err, name)
-		return m.Data.(metricdata.Sum[int64]).DataPoints[0].Value
-	}
-	assert.Equal(t, int64(2), counter("otelcol_connector_llm_slo_spans_skipped"))
-	assert.Equal(t, int64(5), counter("otelcol_connector_llm_slo_values_rejected"), "NaN, -1, +Inf, a string, -0.5")
+	assert.Equal(t, int64(2), counter(t, tel, telemetryDefs.skipped))
+	assert.Equal(t, int64(5), counter(t, tel, telemetryDefs.rejected), "NaN, -1, +Inf, a string, -0.5")
 }
 
 // TestInstanceID: on by default, a random UUID per connector instance on
@@ -353,7 +347,7 @@ func TestInstanceID(t *testing.T) {
 		c, err := newConnector(set, createDefaultConfig().(*Config), consumertest.NewNop())
 		require.NoError(t, err)
 		require.NoError(t, c.ConsumeTraces(context.Background(), readInput(t)))
-		forPoints(c.collect(time.Now()), metricSLORequests, func(_ pmetric.Metric, attrs pcommon.Map, _ any) {
+		forPoints(c.collect(time.Now()), metricSLORequests.name, func(_ pmetric.Metric, attrs pcommon.Map, _ any) {
 			v, ok := attrs.Get(attrCollectorInstance)
 			require.True(t, ok)
 			_, err := uuid.Parse(v.Str())
@@ -365,7 +359,7 @@ func TestInstanceID(t *testing.T) {
 
 	c := newTestConnector(t, caseConfig(t, "delta"), consumertest.NewNop())
 	require.NoError(t, c.ConsumeTraces(context.Background(), readInput(t)))
-	forPoints(c.collect(fixedNow), metricSLORequests, func(_ pmetric.Metric, attrs pcommon.Map, _ any) {
+	forPoints(c.collect(fixedNow), metricSLORequests.name, func(_ pmetric.Metric, attrs pcommon.Map, _ any) {
 		_, ok := attrs.Get(attrCollectorInstance)
 		assert.False(t, ok)
 	})
@@ -397,8 +391,8 @@ func TestConcurrent(t *testing.T) {
 	wg.Wait()
 	require.NoError(t, c.Shutdown(context.Background()))
 	md := c.collect(fixedNow)
-	assert.Equal(t, int64(goroutines*batches*spans), sumOver(md, metricSLORequests, nil))
-	assert.Equal(t, int64(goroutines*batches*13), sumOver(md, metricSLOMet, nil))
+	assert.Equal(t, int64(goroutines*batches*spans), sumOver(md, metricSLORequests.name, nil))
+	assert.Equal(t, int64(goroutines*batches*13), sumOver(md, metricSLOMet.name, nil))
 	assert.Equal(t, int64(goroutines*batches*spans), sumOver(md, histNames[histTTFT][layerClient], nil))
 }
 
@@ -420,6 +414,10 @@ func TestSteadyStateAllocations(t *testing.T) {
 			ev.At(k).SetName("gen_ai.content.completion.chunk")
 		}
 		sp.Attributes().PutDouble("llm.itl.max", 0.02)
+		gaps := sp.Attributes().PutEmptySlice("llm.itl.gaps")
+		for range 4 {
+			gaps.AppendEmpty().SetDouble(0.02)
+		}
 	})
 	require.NoError(t, c.ConsumeTraces(context.Background(), td)) // creates the series
 	allocs := testing.AllocsPerRun(20, func() {

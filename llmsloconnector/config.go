@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,7 +16,10 @@ import (
 
 // Config configures the llm_slo connector.
 type Config struct {
-	// AttributePrefix must equal the processor's attribute_prefix.
+	// AttributePrefix is where the processor's attributes are read. Empty
+	// (the default): the prefix of the llm_slo processors of this collector
+	// (see the README: Reading the processor); "llm." when there is none. Set,
+	// it must equal a registered processor's prefix, or Start fails.
 	AttributePrefix string `mapstructure:"attribute_prefix"`
 
 	// Dimensions are extra span attributes (then resource attributes) that
@@ -56,8 +60,14 @@ type Config struct {
 	// instance, to every data point, so replicas never write one series.
 	CollectorInstanceID bool `mapstructure:"collector_instance_id"`
 
-	// TokenAwareITL must match the processor's token_aware_itl: it decides
-	// how ITL gaps are read from chunk events.
+	// AttributeValueLengthLimit truncates every data point and resource
+	// attribute value longer than this many bytes (at a character
+	// boundary). 0: no limit.
+	AttributeValueLengthLimit int `mapstructure:"attribute_value_length_limit"`
+
+	// TokenAwareITL is deprecated and has no effect: the processor writes
+	// each gap with its weight (llm.itl.gap_weights), so the connector no
+	// longer needs to know the mode. Start logs a warning when it is set.
 	TokenAwareITL bool `mapstructure:"token_aware_itl"`
 
 	_ struct{}
@@ -118,30 +128,7 @@ var _ component.Config = (*Config)(nil)
 // for a choice, the allowed values.
 func (c *Config) Validate() error {
 	var errs []error
-	if c.AttributePrefix == "" {
-		errs = append(errs, fmt.Errorf("attribute_prefix: must not be empty (default %q)", contract.DefaultPrefix))
-	}
-	seen := map[string]bool{}
-	for i, d := range c.Dimensions {
-		switch {
-		case d.Name == "":
-			errs = append(errs, fmt.Errorf("dimensions[%d].name: must not be empty", i))
-		case slices.Contains(builtinDimensions, d.Name) || d.Name == c.AttributePrefix+contract.SuffixLayer:
-			errs = append(errs, fmt.Errorf("dimensions[%d].name: %q is a default dimension already", i, d.Name))
-		case seen[d.Name]:
-			errs = append(errs, fmt.Errorf("dimensions[%d].name: %q is listed twice", i, d.Name))
-		}
-		seen[d.Name] = true
-	}
-	for i, name := range c.ResourceDimensions {
-		switch {
-		case name == "":
-			errs = append(errs, fmt.Errorf("resource_dimensions[%d]: must not be empty", i))
-		case seen[name]:
-			errs = append(errs, fmt.Errorf("resource_dimensions[%d]: %q is listed twice", i, name))
-		}
-		seen[name] = true
-	}
+	errs = append(errs, c.validateDimensions()...)
 	if c.Histogram.Exponential != nil && c.Histogram.Explicit != nil {
 		errs = append(errs, errors.New("histogram: set exponential or explicit, not both"))
 	}
@@ -159,14 +146,7 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
-	if len(c.Percentiles) == 0 {
-		errs = append(errs, errors.New("percentiles: must not be empty (default [50, 90, 99])"))
-	}
-	for _, p := range c.Percentiles {
-		if !(p > 0 && p < 100) {
-			errs = append(errs, fmt.Errorf("percentiles: %v must be between 0 and 100 (exclusive)", p))
-		}
-	}
+	errs = append(errs, validatePercentiles(c.Percentiles)...)
 	if c.Window < windowSlots*time.Millisecond {
 		errs = append(errs, fmt.Errorf("window: %v must be a duration of at least %v, such as 1m", c.Window, windowSlots*time.Millisecond))
 	}
@@ -179,16 +159,90 @@ func (c *Config) Validate() error {
 	if c.AggregationTemporality != temporalityCumulative && c.AggregationTemporality != temporalityDelta {
 		errs = append(errs, fmt.Errorf("aggregation_temporality: %q: allowed values are %s, %s", c.AggregationTemporality, temporalityCumulative, temporalityDelta))
 	}
-	if c.MetricsFlushInterval <= 0 {
-		errs = append(errs, fmt.Errorf("metrics_flush_interval: %v must be a positive duration such as 5s", c.MetricsFlushInterval))
+	if c.MetricsFlushInterval < minFlushInterval {
+		errs = append(errs, fmt.Errorf("metrics_flush_interval: %v must be at least %v (default 5s): each flush emits every series", c.MetricsFlushInterval, minFlushInterval))
+	}
+	if c.AttributeValueLengthLimit < 0 {
+		errs = append(errs, fmt.Errorf("attribute_value_length_limit: %d must be 0 (no limit) or positive", c.AttributeValueLengthLimit))
 	}
 	return errors.Join(errs...)
 }
 
+// validateDimensions refuses empty, repeated and default dimensions.
+func (c *Config) validateDimensions() []error {
+	var errs []error
+	seen := map[string]bool{}
+	for i, d := range c.Dimensions {
+		switch {
+		case d.Name == "":
+			errs = append(errs, fmt.Errorf("dimensions[%d].name: must not be empty", i))
+		case slices.Contains(builtinDimensions, d.Name) || d.Name == c.prefixOrDefault()+contract.SuffixLayer:
+			errs = append(errs, fmt.Errorf("dimensions[%d].name: %q is a default dimension already", i, d.Name))
+		case seen[d.Name]:
+			errs = append(errs, fmt.Errorf("dimensions[%d].name: %q is listed twice", i, d.Name))
+		}
+		seen[d.Name] = true
+	}
+	for i, name := range c.ResourceDimensions {
+		switch {
+		case name == "":
+			errs = append(errs, fmt.Errorf("resource_dimensions[%d]: must not be empty", i))
+		case seen[name]:
+			errs = append(errs, fmt.Errorf("resource_dimensions[%d]: %q is listed twice", i, name))
+		}
+		seen[name] = true
+	}
+	return errs
+}
+
+// prefixOrDefault is the configured prefix, or the default one.
+func (c *Config) prefixOrDefault() string {
+	if c.AttributePrefix != "" {
+		return c.AttributePrefix
+	}
+	return contract.DefaultPrefix
+}
+
+// minFlushInterval is the shortest metrics_flush_interval: a flush visits
+// every series (4,000 at the default limit), and 1ns burnt more than a core
+// doing nothing else.
+const minFlushInterval = time.Second
+
+// validatePercentiles refuses percentiles outside (0, 100), and answers
+// fractions (values <= 1, such as 0.99) with the list in percent.
+func validatePercentiles(ps []float64) []error {
+	if len(ps) == 0 {
+		return []error{errors.New("percentiles: must not be empty (default [50, 90, 99])")}
+	}
+	var errs []error
+	fractions := false
+	for _, p := range ps {
+		switch {
+		case !(p > 0 && p < 100):
+			errs = append(errs, fmt.Errorf("percentiles: %v must be between 0 and 100 (exclusive)", p))
+		case p <= 1:
+			fractions = true
+		}
+	}
+	if fractions {
+		written := make([]string, len(ps))
+		meant := make([]string, len(ps))
+		for i, p := range ps {
+			written[i] = strconv.FormatFloat(p, 'g', -1, 64)
+			if p > 0 && p <= 1 {
+				p *= 100
+			}
+			meant[i] = strconv.FormatFloat(p, 'g', 10, 64)
+		}
+		errs = append(errs, fmt.Errorf("percentiles: [%s]: percentiles are given in percent: did you mean %s?",
+			strings.Join(written, ", "), strings.Join(meant, ", ")))
+	}
+	return errs
+}
+
 func createDefaultConfig() component.Config {
 	return &Config{
-		AttributePrefix:             contract.DefaultPrefix,
-		ResourceDimensions:          []string{"service.name"},
+		ResourceDimensions:          []string{keyServiceName},
 		Percentiles:                 []float64{50, 90, 99},
 		Window:                      time.Minute,
 		AggregationCardinalityLimit: 2000,
@@ -196,6 +250,7 @@ func createDefaultConfig() component.Config {
 		AggregationTemporality:      temporalityCumulative,
 		MetricsFlushInterval:        5 * time.Second,
 		CollectorInstanceID:         true,
+		AttributeValueLengthLimit:   256,
 	}
 }
 

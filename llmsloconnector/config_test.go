@@ -18,7 +18,6 @@ import (
 func TestCreateDefaultConfig(t *testing.T) {
 	cfg := NewFactory().CreateDefaultConfig()
 	assert.Equal(t, &Config{
-		AttributePrefix:             "llm.",
 		ResourceDimensions:          []string{"service.name"},
 		Percentiles:                 []float64{50, 90, 99},
 		Window:                      time.Minute,
@@ -27,6 +26,7 @@ func TestCreateDefaultConfig(t *testing.T) {
 		AggregationTemporality:      "cumulative",
 		MetricsFlushInterval:        5 * time.Second,
 		CollectorInstanceID:         true,
+		AttributeValueLengthLimit:   256,
 	}, cfg)
 	assert.NoError(t, componenttest.CheckConfigStruct(cfg))
 	assert.NoError(t, confmap.Validate(cfg))
@@ -77,6 +77,7 @@ func TestLoadConfig(t *testing.T) {
 				AggregationTemporality:      "delta",
 				MetricsFlushInterval:        15 * time.Second,
 				TokenAwareITL:               true,
+				AttributeValueLengthLimit:   64,
 			},
 		},
 		{
@@ -89,7 +90,6 @@ func TestLoadConfig(t *testing.T) {
 			name:     "exponential_default_size",
 			expected: defaults(func(c *Config) { c.Histogram.Exponential = &ExponentialConfig{} }),
 		},
-		{name: "invalid_prefix", errorMessage: `attribute_prefix: must not be empty (default "llm.")`},
 		{name: "invalid_dimension_empty", errorMessage: "dimensions[0].name: must not be empty"},
 		{name: "invalid_dimension_builtin", errorMessage: `dimensions[0].name: "gen_ai.request.model" is a default dimension already`},
 		{name: "invalid_dimension_layer", errorMessage: `dimensions[0].name: "llm.layer" is a default dimension already`},
@@ -107,11 +107,16 @@ func TestLoadConfig(t *testing.T) {
 		{name: "invalid_cardinality_limit", errorMessage: "aggregation_cardinality_limit: -1 must be 0 (no limit) or positive"},
 		{name: "invalid_series_expiration", errorMessage: "series_expiration: -1s must not be negative (0: never)"},
 		{name: "invalid_temporality", errorMessage: `aggregation_temporality: "sometimes": allowed values are cumulative, delta`},
-		{name: "invalid_flush_interval", errorMessage: "metrics_flush_interval: 0s must be a positive duration such as 5s"},
+		{name: "invalid_flush_interval", errorMessage: "metrics_flush_interval: 0s must be at least 1s (default 5s): each flush emits every series"},
+		{name: "invalid_flush_interval_tiny", errorMessage: "metrics_flush_interval: 1ns must be at least 1s (default 5s): each flush emits every series"},
+		{name: "invalid_percentiles_fractions", errorMessage: "percentiles: [0.5, 0.99]: percentiles are given in percent: did you mean 50, 99?"},
+		{name: "invalid_percentiles_one", errorMessage: "percentiles: [50, 1]: percentiles are given in percent: did you mean 50, 100?"},
+		{name: "invalid_percentile_negative", errorMessage: "percentiles: -5 must be between 0 and 100 (exclusive)"},
+		{name: "invalid_attribute_value_length_limit", errorMessage: "attribute_value_length_limit: -1 must be 0 (no limit) or positive"},
 		{
 			name: "invalid_many",
 			errorMessage: "window: 0s must be a duration of at least 6ms, such as 1m\n" +
-				"metrics_flush_interval: 0s must be a positive duration such as 5s",
+				"metrics_flush_interval: 0s must be at least 1s (default 5s): each flush emits every series",
 		},
 	}
 	for _, tt := range tests {

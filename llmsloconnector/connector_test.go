@@ -2,6 +2,8 @@ package llmsloconnector
 
 import (
 	"context"
+	"flag"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/consumer"
@@ -19,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llmslo/llmslo/internal/metadata"
+	"github.com/llmslo/llmslo/internal/registry"
 )
 
 // fixedNow is the connector clock of the tests: 30 s after the golden
@@ -63,6 +67,10 @@ var compareOptions = []pmetrictest.CompareMetricsOption{
 	pmetrictest.IgnoreMetricDataPointsOrder(),
 }
 
+// update rewrites the golden output files: go test ./llmsloconnector -run
+// TestConnectorWithTraces -update. A changed golden must be explained.
+var update = flag.Bool("update", false, "rewrite testdata/traces/*/output.yaml")
+
 // TestConnectorWithTraces is the golden test, in signaltometricsconnector's
 // layout: one input, testdata/traces/traces.yaml, and per case a directory
 // with config.yaml and the expected output.yaml.
@@ -74,6 +82,9 @@ func TestConnectorWithTraces(t *testing.T) {
 			require.NoError(t, c.ConsumeTraces(context.Background(), readInput(t)))
 			c.flush(context.Background())
 			require.Len(t, sink.AllMetrics(), 1)
+			if *update {
+				require.NoError(t, golden.WriteMetrics(t, filepath.Join("testdata", "traces", tc, "output.yaml"), sink.AllMetrics()[0]))
+			}
 			want, err := golden.ReadMetrics(filepath.Join("testdata", "traces", tc, "output.yaml"))
 			require.NoError(t, err)
 			require.NoError(t, pmetrictest.CompareMetrics(want, sink.AllMetrics()[0], compareOptions...))
@@ -123,11 +134,12 @@ func sumOver(md pmetric.Metrics, name string, match map[string]string) (total in
 	return total
 }
 
+// forPoints calls fn on every point of metric name ("": of every metric).
 func forPoints(md pmetric.Metrics, name string, fn func(pmetric.Metric, pcommon.Map, any)) {
 	for _, rm := range md.ResourceMetrics().All() {
 		for _, sm := range rm.ScopeMetrics().All() {
 			for _, m := range sm.Metrics().All() {
-				if m.Name() != name {
+				if name != "" && m.Name() != name {
 					continue
 				}
 				switch m.Type() {
@@ -189,19 +201,19 @@ func TestGoldenByHand(t *testing.T) {
 		{"smooth_stream", llama, 2, 0, 1, 1, 0},
 	} {
 		m := with(x.series, attrSLOName, x.slo)
-		assert.Equal(t, x.selected, sumOver(md, metricSLORequests, m), "%s %v requests", x.slo, x.series)
-		assert.Equal(t, x.met, sumOver(md, metricSLOMet, m), "%s %v met", x.slo, x.series)
-		assert.Equal(t, x.violated, sumOver(md, metricSLOViolated, m), "%s %v violated", x.slo, x.series)
-		assert.Equal(t, x.unknown, sumOver(md, metricSLOUnknown, m), "%s %v unknown", x.slo, x.series)
-		assert.Equal(t, x.token, sumOver(md, metricSLOTokensMet, m), "%s %v tokens", x.slo, x.series)
+		assert.Equal(t, x.selected, sumOver(md, metricSLORequests.name, m), "%s %v requests", x.slo, x.series)
+		assert.Equal(t, x.met, sumOver(md, metricSLOMet.name, m), "%s %v met", x.slo, x.series)
+		assert.Equal(t, x.violated, sumOver(md, metricSLOViolated.name, m), "%s %v violated", x.slo, x.series)
+		assert.Equal(t, x.unknown, sumOver(md, metricSLOUnknown.name, m), "%s %v unknown", x.slo, x.series)
+		assert.Equal(t, x.token, sumOver(md, metricSLOTokensMet.name, m), "%s %v tokens", x.slo, x.series)
 	}
 	slo := map[string]string{attrSLOName: "interactive"}
-	assert.Equal(t, int64(6), sumOver(md, metricSLORequests, slo))
-	assert.Equal(t, int64(2), sumOver(md, metricSLOMet, slo))
+	assert.Equal(t, int64(6), sumOver(md, metricSLORequests.name, slo))
+	assert.Equal(t, int64(2), sumOver(md, metricSLOMet.name, slo))
 	for constraint, n := range map[string]int64{"ttft": 1, "tpot": 1, "error": 1, "ttft:unknown": 1, "tpot:unknown": 1} {
-		assert.Equal(t, n, sumOver(md, metricSLOViolations, with(slo, attrSLOConstraint, constraint)), constraint)
+		assert.Equal(t, n, sumOver(md, metricSLOViolations.name, with(slo, attrSLOConstraint, constraint)), constraint)
 	}
-	assert.Equal(t, int64(3), sumOver(md, metricSLOViolations, map[string]string{attrSLOName: "smooth_stream", attrSLOConstraint: "itl:unknown"}))
+	assert.Equal(t, int64(3), sumOver(md, metricSLOViolations.name, map[string]string{attrSLOName: "smooth_stream", attrSLOConstraint: "itl:unknown"}))
 
 	// Goodput gauge: met / selected over the window; unknown is not good.
 	for _, x := range []struct {
@@ -212,7 +224,7 @@ func TestGoldenByHand(t *testing.T) {
 		{"interactive", server, 0.5}, {"interactive", gpt, 0.5}, {"interactive", llama, 0},
 		{"smooth_stream", server, 0}, {"smooth_stream", gpt, 1}, {"smooth_stream", llama, 0},
 	} {
-		dp := point(t, md, metricSLOGoodput, with(x.series, attrSLOName, x.slo)).(pmetric.NumberDataPoint)
+		dp := point(t, md, metricSLOGoodput.name, with(x.series, attrSLOName, x.slo)).(pmetric.NumberDataPoint)
 		assert.Equal(t, x.want, dp.DoubleValue(), "%s %v", x.slo, x.series)
 	}
 
@@ -288,7 +300,7 @@ func TestGoldenByHand(t *testing.T) {
 	// Dimensions: model from llm.model or, on span 7, gen_ai.response.model;
 	// provider from gen_ai.provider.name or gen_ai.system; the resource
 	// keeps service.name only.
-	dp := point(t, md, metricSLORequests, with(gpt, attrSLOName, "interactive")).(pmetric.NumberDataPoint)
+	dp := point(t, md, metricSLORequests.name, with(gpt, attrSLOName, "interactive")).(pmetric.NumberDataPoint)
 	assert.Equal(t, map[string]any{
 		attrRequestModel: "gpt-4o-mini-2024-07-18", attrProviderName: "openai", attrOperationName: "chat",
 		"llm.layer": "client", attrCollectorInstance: testInstanceID, attrSLOName: "interactive",
@@ -332,5 +344,34 @@ func BenchmarkConnectorWithTraces(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spans), "ns/span")
 			})
 		}
+	}
+}
+
+// BenchmarkConfiguredSLOs: the cost per span is that of the SLOs the span
+// carries verdicts for, not of those configured: one verdict per span, 1 or
+// 1,000 SLOs registered by the processor.
+func BenchmarkConfiguredSLOs(b *testing.B) {
+	td := batch(1000, func(s ptrace.SpanSlice, i int) {
+		r := request{ttft: 0.1 + float64(i%10)/100, tpot: 0.01, e2e: 1, tokens: 100, gapsNs: []int64{20e6, 25e6, 30e6}, met: i%3 != 0}
+		appendRequest(s, &r)
+	})
+	for _, n := range []int{1, 1000} {
+		b.Run(fmt.Sprintf("slos=%d", n), func(b *testing.B) {
+			names := []string{"interactive"}
+			for i := 1; i < n; i++ {
+				names = append(names, fmt.Sprintf("slo_%d", i))
+			}
+			b.Cleanup(registry.Register(registry.Processor{ID: "llm_slo", Prefix: "llm.", SLOs: names}))
+			c := newTestConnector(b, caseConfig(b, "exponential"), consumertest.NewNop())
+			require.NoError(b, c.Start(context.Background(), componenttest.NewNopHost()))
+			b.Cleanup(func() { _ = c.Shutdown(context.Background()) })
+			require.NoError(b, c.ConsumeTraces(context.Background(), td))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				_ = c.ConsumeTraces(context.Background(), td)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*td.SpanCount()), "ns/span")
+		})
 	}
 }

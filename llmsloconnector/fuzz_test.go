@@ -14,7 +14,7 @@ import (
 )
 
 var fuzzKeys = []string{"llm.metrics.source", "llm.layer", "llm.model", "llm.ttft", "llm.tpot", "llm.e2e", "llm.queue_time",
-	"llm.output_tokens", "llm.input_tokens", "llm.itl.max", "llm.itl.gaps", "llm.slo.a.met", "llm.slo.a.violations",
+	"llm.output_tokens", "llm.input_tokens", "llm.itl.max", "llm.itl.gaps", "llm.itl.gap_weights", "llm.slo.a.met", "llm.slo.a.violations",
 	"llm.slo..met", "llm.slo.b.violations", "gen_ai.provider.name", "gen_ai.operation.name", "gen_ai.request.model"}
 
 // FuzzConnector feeds spans with arbitrary values under the processor's
@@ -54,7 +54,7 @@ func FuzzConnector(f *testing.F) {
 			}
 			for range pick(12) {
 				v := s.Attributes().PutEmpty(fuzzKeys[pick(len(fuzzKeys))])
-				switch pick(6) {
+				switch pick(7) {
 				case 0:
 					v.SetDouble(math.Float64frombits(u64()))
 				case 1:
@@ -67,6 +67,11 @@ func FuzzConnector(f *testing.F) {
 					sl := v.SetEmptySlice()
 					for range pick(5) {
 						sl.AppendEmpty().SetDouble(math.Float64frombits(u64()))
+					}
+				case 5: // weights: ints, some huge or negative
+					sl := v.SetEmptySlice()
+					for range pick(5) {
+						sl.AppendEmpty().SetInt(int64(u64()) >> pick(64))
 					}
 				default:
 					sl := v.SetEmptySlice()
@@ -88,7 +93,7 @@ func FuzzConnector(f *testing.F) {
 					if m.Type() == 0 {
 						continue
 					}
-					if m.Name() == metricSLOGoodput || m.Type().String() == "Gauge" {
+					if m.Name() == metricSLOGoodput.name || m.Type().String() == "Gauge" {
 						for _, dp := range m.Gauge().DataPoints().All() {
 							require.False(t, math.IsNaN(dp.DoubleValue()) || math.IsInf(dp.DoubleValue(), 0), m.Name())
 						}

@@ -1,9 +1,16 @@
 package llmsloconnector
 
-// Metric names live here and nowhere else: the GenAI conventions are still
-// renaming their client metrics (gen_ai.client.inference.*), and a switch
-// must be one change. Names follow the conventions (v1.41) where a name
-// exists, by layer; the rest are in the llm. namespace.
+import (
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+
+	"github.com/llmslo/llmslo/internal/contract"
+)
+
+// Metric names, units and descriptions live here and nowhere else: the
+// GenAI conventions are still renaming their client metrics
+// (gen_ai.client.inference.*), and a switch must be one change. Names follow
+// the conventions (v1.41) where a name exists, by layer; the rest are in the
+// llm. namespace.
 
 // histKind is a distribution the connector records.
 type histKind uint8
@@ -28,7 +35,17 @@ const (
 	numLayers
 )
 
-var layerNames = [numLayers]string{"server", "client"}
+// layerNames are the llm.layer values, by layerIndex.
+var layerNames = [numLayers]string{contract.LayerServer, contract.LayerClient}
+
+// Units.
+const (
+	unitSeconds   = "s"
+	unitTokens    = "{token}"
+	unitRequests  = "{request}"
+	unitViolation = "{violation}"
+	unitRatio     = "1"
+)
 
 // histNames[kind][layer].
 var histNames = [numHistKinds][numLayers]string{
@@ -51,6 +68,13 @@ var histDescriptions = [numHistKinds]string{
 	histQueue:        "Time each LLM request waited in the engine's queue.",
 	histInputTokens:  "Input and output tokens of each LLM request (gen_ai.token.type).",
 	histOutputTokens: "Input and output tokens of each LLM request (gen_ai.token.type).",
+}
+
+func histUnit(k histKind) string {
+	if k == histInputTokens || k == histOutputTokens {
+		return unitTokens
+	}
+	return unitSeconds
 }
 
 // tokenType is the gen_ai.token.type of the two token histograms, which
@@ -77,32 +101,52 @@ var defaultBuckets = map[string][]float64{
 	"tokens": {1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864},
 }
 
-// The default dimensions, as data point attributes (llm.layer, the fourth,
-// is the processor's key under attribute_prefix).
+// Span attributes the connector reads besides the processor's own (those
+// are in internal/contract): the conventions' names of the default
+// dimensions.
 const (
-	attrRequestModel  = "gen_ai.request.model"  // from llm.model, else gen_ai.response.model, else gen_ai.request.model
-	attrProviderName  = "gen_ai.provider.name"  // else gen_ai.system
-	attrOperationName = "gen_ai.operation.name" // as the span has it
+	keyProviderName  = string(semconv.GenAIProviderNameKey)
+	keyOperationName = string(semconv.GenAIOperationNameKey)
+	// keySystem is gen_ai.provider.name's name before semconv v1.37; older
+	// instrumentations still write it.
+	keySystem = "gen_ai.system"
+	// keyServiceName is the default resource dimension.
+	keyServiceName = string(semconv.ServiceNameKey)
+)
+
+// The default dimensions, as data point attributes (llm.layer, the fourth,
+// is the processor's key under its attribute prefix).
+const (
+	attrRequestModel  = string(semconv.GenAIRequestModelKey) // the processor's llm.model
+	attrProviderName  = keyProviderName                      // else gen_ai.system
+	attrOperationName = keyOperationName                     // as the span has it
 )
 
 // builtinDimensions cannot be configured again as dimensions.
 var builtinDimensions = []string{attrRequestModel, attrProviderName, attrOperationName, attrCollectorInstance}
 
-// Goodput counters and window gauges, all with llm.slo.name.
+// Data point attributes beside the dimensions.
 const (
-	metricSLORequests     = "llm.slo.requests"
-	metricSLOMet          = "llm.slo.requests.met"
-	metricSLOViolated     = "llm.slo.requests.violated"
-	metricSLOUnknown      = "llm.slo.requests.unknown"
-	metricSLOTokensMet    = "llm.slo.output_tokens.met"
-	metricSLOViolations   = "llm.slo.violations"
-	metricSLOGoodput      = "llm.slo.goodput"
 	attrSLOName           = "llm.slo.name"
 	attrSLOConstraint     = "llm.slo.constraint"
 	attrQuantile          = "quantile"
-	attrTokenType         = "gen_ai.token.type"
+	attrTokenType         = string(semconv.GenAITokenTypeKey)
 	attrOverflow          = "otel.metric.overflow"
 	attrCollectorInstance = "collector.instance.id"
+)
+
+// metricDef is the name, unit and description of one metric.
+type metricDef struct{ name, unit, desc string }
+
+// The goodput counters, all with llm.slo.name.
+var (
+	metricSLORequests   = metricDef{"llm.slo.requests", unitRequests, "LLM requests an SLO selected (met + violated + unknown)."}
+	metricSLOMet        = metricDef{"llm.slo.requests.met", unitRequests, "LLM requests that met every constraint of the SLO at once."}
+	metricSLOViolated   = metricDef{"llm.slo.requests.violated", unitRequests, "LLM requests that failed at least one constraint of the SLO, or failed."}
+	metricSLOUnknown    = metricDef{"llm.slo.requests.unknown", unitRequests, "LLM requests whose SLO verdict could not be decided (a value was missing); never counted as met."}
+	metricSLOTokensMet  = metricDef{"llm.slo.output_tokens.met", unitTokens, "Output tokens of the LLM requests that met the SLO (token goodput)."}
+	metricSLOViolations = metricDef{"llm.slo.violations", unitViolation, "SLO constraints failed or undecidable, by constraint (ttft, tpot, itl, e2e, queue_time, error, or <constraint>:unknown)."}
+	metricSLOGoodput    = metricDef{"llm.slo.goodput", unitRatio, "Share of the LLM requests an SLO selected that met it, over the sliding window (per collector replica)."}
 )
 
 // windowKind is a distribution with windowed percentile gauges.
@@ -116,4 +160,9 @@ const (
 	numWindowKinds
 )
 
+// windowHist is the histogram each window shadows.
+var windowHist = [numWindowKinds]histKind{histTTFT, histTPOT, histITL, histE2E}
+
 var windowNames = [numWindowKinds]string{"llm.ttft.window", "llm.tpot.window", "llm.itl.window", "llm.e2e.window"}
+
+const windowDescription = "Percentile over the sliding window (per collector replica; not mergeable across replicas: use the histograms for that)."

@@ -1,13 +1,17 @@
 package llmsloconnector
 
 import (
+	"math/bits"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/llmslo/llmslo/internal/aggregate"
-	"github.com/llmslo/llmslo/internal/derive"
 )
+
+// windowSlots is the number of steps the sliding windows advance in.
+const windowSlots = aggregate.RatioSlots
 
 // series is the state of one dimension set. Every field is the connector's
 // own: nothing here refers to pdata of an incoming batch.
@@ -21,128 +25,151 @@ type series struct {
 
 	hists   [numHistKinds]aggregate.Histogram
 	windows [numWindowKinds]*aggregate.Window
-	slos    map[string]*sloCounts
-	sloKeys []string // emission order: first seen first
+	// slos[i] counts the SLO of index i in the connector's sloNames; nil
+	// until a span of the series carries its verdict.
+	slos []*sloCounts
 }
 
+// sloCounts are one SLO's counters in one series: a single allocation.
 type sloCounts struct {
 	selected, met, violated, unknown, tokensMet uint64
-	violations                                  map[string]uint64
-	violationKeys                               []string
-	goodput                                     *aggregate.Ratio
+	violations                                  [maxViolationNames]uint64 // by violationNames index
+	goodput                                     aggregate.Ratio
 }
 
-// observation is what one span contributes, read from it before the series
-// lock is taken.
-type observation struct {
-	layer  layerIndex
-	values [numHistKinds]float64
-	has    [numHistKinds]bool
-	gaps   []float64
-	slos   []sloObservation
-	tokens uint64 // output tokens, for token goodput
-	// rejected counts values kept out of the histograms.
-	rejected int
-}
+type dimValue struct{ name, value string }
 
-type sloObservation struct {
-	name       string
-	decided    bool
-	met        bool
-	violations pcommon.Slice // valid until the batch is released
-	hasViol    bool
-}
-
-// set records a value of kind k unless it is negative, not finite, or
-// beyond the processor's own limits (a week; 2^24 tokens): such a value is
-// corrupt, and would also stretch the window sketches' memory.
-func (o *observation) set(k histKind, v float64) {
-	limit := float64(derive.MaxSeconds)
-	if k == histInputTokens || k == histOutputTokens {
-		limit = derive.MaxTokens
+// newSeries creates the series of a dimension set; dims[resStart:] are
+// resource dimensions. The values are copied: they may point into the
+// batch.
+func (c *llmSLOConnector) newSeries(dims []dimValue, resStart int, layer layerIndex) *series {
+	s := c.emptySeries(layer)
+	s.dims.EnsureCapacity(len(dims) + 2)
+	var resKey strings.Builder
+	for i, d := range dims {
+		if i >= resStart {
+			s.resource.PutStr(d.name, strings.Clone(d.value))
+			resKey.WriteString(d.name + "=" + d.value + "\x00")
+			continue
+		}
+		s.dims.PutStr(d.name, strings.Clone(d.value))
 	}
-	if v >= 0 && v <= limit {
-		o.values[k], o.has[k] = v, true
+	c.putCommonDims(s)
+	s.resKey = resKey.String()
+	return s
+}
+
+func (c *llmSLOConnector) emptySeries(layer layerIndex) *series {
+	return &series{dims: pcommon.NewMap(), resource: pcommon.NewMap(), layer: layer, start: c.seriesStart()}
+}
+
+// putCommonDims adds the layer and the instance id.
+func (c *llmSLOConnector) putCommonDims(s *series) {
+	s.dims.PutStr(c.src.keys.Layer, layerNames[s.layer])
+	if c.instance != "" {
+		s.dims.PutStr(attrCollectorInstance, c.instance)
 	}
 }
 
-func (c *llmSLOConnector) newHistogram(k histKind) aggregate.Histogram {
-	if c.bounds != nil {
-		return aggregate.NewExplicit(c.bounds[k])
+// seriesStart is the start timestamp of a new series: its creation for
+// cumulative temporality (stable for the series' life), the previous flush
+// for delta, so successive delta points tile time.
+func (c *llmSLOConnector) seriesStart() pcommon.Timestamp {
+	if c.cfg.AggregationTemporality == temporalityDelta {
+		return pcommon.Timestamp(c.lastFlush.Load())
 	}
-	return aggregate.NewExponential(c.maxSize)
+	return pcommon.NewTimestampFromTime(c.now())
 }
 
-// record adds o to s. Caller holds the shard lock.
+// record adds o to s. Caller holds the series' lock.
 func (c *llmSLOConnector) record(s *series, o *observation, now time.Time) {
 	s.lastSeen = now
+	c.recordHistograms(s, o)
+	c.recordWindows(s, o, now)
+	c.recordSLOs(s, o, now)
+}
+
+func (c *llmSLOConnector) histogram(s *series, k histKind) aggregate.Histogram {
+	if s.hists[k] == nil {
+		if c.bounds != nil {
+			s.hists[k] = aggregate.NewExplicit(c.bounds[k])
+		} else {
+			s.hists[k] = aggregate.NewExponential(c.maxSize)
+		}
+	}
+	return s.hists[k]
+}
+
+func (c *llmSLOConnector) recordHistograms(s *series, o *observation) {
 	for k := range numHistKinds {
-		if !o.has[k] {
-			continue
+		if o.has[k] {
+			c.histogram(s, k).Add(o.values[k])
 		}
-		if s.hists[k] == nil {
-			s.hists[k] = c.newHistogram(k)
-		}
-		s.hists[k].Add(o.values[k])
 	}
 	if len(o.gaps) > 0 {
-		if s.hists[histITL] == nil {
-			s.hists[histITL] = c.newHistogram(histITL)
-		}
-		s.hists[histITL].AddAll(o.gaps)
-	}
-	for w, k := range [numWindowKinds]histKind{histTTFT, histTPOT, histITL, histE2E} {
-		vals := o.values[k : k+1]
-		if k == histITL {
-			vals = o.gaps
-		} else if !o.has[k] {
-			continue
-		}
-		if len(vals) == 0 {
-			continue
-		}
-		if s.windows[w] == nil {
-			s.windows[w] = aggregate.NewWindow(c.sketch, c.cfg.Window, windowSlots)
-		}
-		s.windows[w].AddAll(now, vals)
-	}
-	for i := range o.slos {
-		so := &o.slos[i]
-		sc := s.slos[so.name]
-		if sc == nil {
-			if s.slos == nil {
-				s.slos = map[string]*sloCounts{}
-			}
-			sc = &sloCounts{violations: map[string]uint64{}, goodput: aggregate.NewRatio(c.cfg.Window, windowSlots)}
-			name := cloneString(so.name)
-			s.slos[name] = sc
-			s.sloKeys = append(s.sloKeys, name)
-		}
-		sc.selected++
-		switch {
-		case !so.decided:
-			sc.unknown++
-		case so.met:
-			sc.met++
-			sc.tokensMet += o.tokens
-		default:
-			sc.violated++
-		}
-		sc.goodput.Add(now, so.decided && so.met)
-		if so.hasViol {
-			for _, v := range so.violations.All() {
-				name := v.AsString()
-				if _, ok := sc.violations[name]; !ok {
-					name = cloneString(name)
-					sc.violationKeys = append(sc.violationKeys, name)
-				}
-				sc.violations[name]++
-			}
+		h := c.histogram(s, histITL)
+		for i, g := range o.gaps {
+			h.AddN(g, o.weight(i))
 		}
 	}
 }
 
-// windowSlots is the number of steps the sliding windows advance in.
-const windowSlots = 6
+// weight is the number of tokens gap i stands for.
+func (o *observation) weight(i int) uint64 {
+	if len(o.weights) == 0 {
+		return 1
+	}
+	return o.weights[i]
+}
 
-func cloneString(s string) string { return string([]byte(s)) }
+func (c *llmSLOConnector) window(s *series, w windowKind) *aggregate.Window {
+	if s.windows[w] == nil {
+		s.windows[w] = aggregate.NewWindow(c.sketch, c.cfg.Window, windowSlots)
+	}
+	return s.windows[w]
+}
+
+func (c *llmSLOConnector) recordWindows(s *series, o *observation, now time.Time) {
+	for w, k := range windowHist {
+		switch {
+		case k == histITL:
+			if len(o.gaps) > 0 {
+				c.window(s, windowKind(w)).AddAll(now, o.gaps, o.weights)
+			}
+		case o.has[k]:
+			c.window(s, windowKind(w)).Add(now, o.values[k])
+		}
+	}
+}
+
+func (c *llmSLOConnector) recordSLOs(s *series, o *observation, now time.Time) {
+	for i := range o.slos {
+		so := &o.slos[i]
+		for len(s.slos) <= so.index {
+			s.slos = append(s.slos, nil)
+		}
+		sc := s.slos[so.index]
+		if sc == nil {
+			sc = &sloCounts{goodput: aggregate.NewRatio(c.cfg.Window)}
+			s.slos[so.index] = sc
+		}
+		sc.add(so, o.tokens, now)
+	}
+}
+
+func (sc *sloCounts) add(so *sloObservation, tokens uint64, now time.Time) {
+	sc.selected++
+	switch {
+	case !so.decided:
+		sc.unknown++
+	case so.met:
+		sc.met++
+		sc.tokensMet += tokens
+	default:
+		sc.violated++
+	}
+	sc.goodput.Add(now, so.decided && so.met)
+	for v := so.violations; v != 0; v &= v - 1 {
+		sc.violations[bits.TrailingZeros32(uint32(v))]++
+	}
+}

@@ -8,7 +8,7 @@ import (
 
 // Exponential is a base-2 exponential histogram as OTLP defines it: bucket
 // i at scale s holds (2^(i/2^s), 2^((i+1)/2^s)]. It starts at
-// MaxExportScale and halves its resolution (merging neighbours exactly)
+// MaxExportScale and halves its resolution (merging neighbors exactly)
 // whenever the values seen would need more than MaxSize buckets, so it
 // always holds the best resolution its size allows, like go-expohisto, but
 // maps a value to its bucket with a table lookup instead of a logarithm.
@@ -79,15 +79,12 @@ func index8(v float64) int32 {
 	return e*subBuckets + k
 }
 
-// AddAll adds every value of vs.
-func (e *Exponential) AddAll(vs []float64) {
-	for _, v := range vs {
-		e.Add(v)
-	}
-}
+// Add adds v once.
+func (e *Exponential) Add(v float64) { e.AddN(v, 1) }
 
-func (e *Exponential) Add(v float64) {
-	if !(v >= 0) || math.IsInf(v, 1) {
+// AddN adds v with weight n: n values equal to v, in one step.
+func (e *Exponential) AddN(v float64, n uint64) {
+	if !(v >= 0) || math.IsInf(v, 1) || n == 0 {
 		return
 	}
 	if e.count == 0 || v < e.min {
@@ -96,20 +93,20 @@ func (e *Exponential) Add(v float64) {
 	if e.count == 0 || v > e.max {
 		e.max = v
 	}
-	e.count++
-	e.sum += v
+	e.count += n
+	e.sum += v * float64(n)
 	if v == 0 {
-		e.zero++
+		e.zero += n
 		return
 	}
 	i := index8(v) >> (MaxExportScale - e.scale)
 	if j := i - e.offset; j >= 0 && int(j) < len(e.counts) {
-		e.counts[j]++ // the common case: a bucket in range
+		e.counts[j] += n // the common case: a bucket in range
 		return
 	}
 	if len(e.counts) == 0 {
 		e.offset = i
-		e.counts = append(e.counts, 1)
+		e.counts = append(e.counts, n)
 		return
 	}
 	lo, hi := min(e.offset, i), max(e.offset+int32(len(e.counts))-1, i)
@@ -129,10 +126,10 @@ func (e *Exponential) Add(v float64) {
 	case i >= e.offset+int32(len(e.counts)):
 		e.counts = append(e.counts, make([]uint64, int(i-e.offset)-len(e.counts)+1)...)
 	}
-	e.counts[i-e.offset]++
+	e.counts[i-e.offset] += n
 }
 
-// downscale lowers the scale by shift, merging 2^shift neighbours.
+// downscale lowers the scale by shift, merging 2^shift neighbors.
 func (e *Exponential) downscale(shift int32) {
 	e.scale -= shift
 	newOffset := e.offset >> shift
@@ -175,3 +172,6 @@ func (e *Exponential) AppendTo(m pmetric.Metric) Point {
 	}
 	return expoPoint{dp}
 }
+
+// Bytes is the memory the histogram holds.
+func (e *Exponential) Bytes() int { return 96 + 8*cap(e.counts) }

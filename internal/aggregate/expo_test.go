@@ -73,3 +73,40 @@ func TestExponentialMatchesGoExpohisto(t *testing.T) {
 		}
 	}
 }
+
+// TestAddNEqualsRepeatedAdd: a value with weight n is n values, in both
+// histogram shapes, including a weight that forces a downscale.
+func TestAddNEqualsRepeatedAdd(t *testing.T) {
+	values := []struct {
+		v float64
+		n uint64
+	}{{0.02, 3}, {0, 2}, {1e-4, 1}, {40, 7}, {0.5, 1000}}
+	for name, mk := range map[string]func() Histogram{
+		"exponential": func() Histogram { return NewExponential(20) },
+		"explicit":    func() Histogram { return NewExplicit([]float64{0.01, 0.1, 1, 10}) },
+	} {
+		a, b := mk(), mk()
+		for _, x := range values {
+			a.AddN(x.v, x.n)
+			for range x.n {
+				b.Add(x.v)
+			}
+		}
+		ma, mb := pmetric.NewMetric(), pmetric.NewMetric()
+		a.AppendTo(ma)
+		b.AppendTo(mb)
+		assert.Equal(t, a.Count(), b.Count(), name)
+		// Sums differ only by rounding: v·n against n additions.
+		if ma.Type() == pmetric.MetricTypeExponentialHistogram {
+			pa, pb := ma.ExponentialHistogram().DataPoints().At(0), mb.ExponentialHistogram().DataPoints().At(0)
+			assert.InEpsilon(t, pb.Sum(), pa.Sum(), 1e-12)
+			assert.Equal(t, pb.Scale(), pa.Scale())
+			assert.Equal(t, pb.Positive().BucketCounts().AsRaw(), pa.Positive().BucketCounts().AsRaw())
+			assert.Equal(t, pb.ZeroCount(), pa.ZeroCount())
+		} else {
+			pa, pb := ma.Histogram().DataPoints().At(0), mb.Histogram().DataPoints().At(0)
+			assert.InEpsilon(t, pb.Sum(), pa.Sum(), 1e-12)
+			assert.Equal(t, pb.BucketCounts().AsRaw(), pa.BucketCounts().AsRaw())
+		}
+	}
+}

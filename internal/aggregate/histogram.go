@@ -14,14 +14,17 @@ const MaxExportScale = 8
 // Histogram is one distribution in either OTLP shape.
 type Histogram interface {
 	Add(v float64)
-	// AddAll adds every value of vs.
-	AddAll(vs []float64)
+	// AddN adds v with weight n (n values equal to v) in one step: a
+	// token-aware ITL gap stands for the n tokens of its chunk.
+	AddN(v float64, n uint64)
 	Count() uint64
 	// Reset empties it (delta temporality).
 	Reset()
 	// AppendTo writes one data point to the metric (whose type it sets on
 	// first use) and returns it, for the caller to add attributes and times.
 	AppendTo(m pmetric.Metric) Point
+	// Bytes is the memory it holds.
+	Bytes() int
 }
 
 // Explicit is a histogram with fixed bucket bounds, for classic
@@ -40,23 +43,24 @@ func NewExplicit(bounds []float64) *Explicit {
 	return &Explicit{bounds: bounds, counts: make([]uint64, len(bounds)+1)}
 }
 
-func (x *Explicit) Add(v float64) {
+// Add adds v once.
+func (x *Explicit) Add(v float64) { x.AddN(v, 1) }
+
+// AddN adds v with weight n.
+func (x *Explicit) AddN(v float64, n uint64) {
+	if n == 0 {
+		return
+	}
 	// A value equal to a bound belongs to the bucket it closes (le).
-	x.counts[sort.SearchFloat64s(x.bounds, v)]++
+	x.counts[sort.SearchFloat64s(x.bounds, v)] += n
 	if x.count == 0 || v < x.min {
 		x.min = v
 	}
 	if x.count == 0 || v > x.max {
 		x.max = v
 	}
-	x.sum += v
-	x.count++
-}
-
-func (x *Explicit) AddAll(vs []float64) {
-	for _, v := range vs {
-		x.Add(v)
-	}
+	x.sum += v * float64(n)
+	x.count += n
 }
 
 func (x *Explicit) Count() uint64 { return x.count }
@@ -81,3 +85,6 @@ func (x *Explicit) AppendTo(m pmetric.Metric) Point {
 	dp.BucketCounts().FromRaw(x.counts)
 	return explicitPoint{dp}
 }
+
+// Bytes is the memory the histogram holds.
+func (x *Explicit) Bytes() int { return 80 + 8*cap(x.counts) }

@@ -85,7 +85,9 @@ func TestExponentialQuantileWithinBucket(t *testing.T) {
 	slices.Sort(xs)
 	for _, maxSize := range []int32{20, 160, 1024} {
 		h := NewExponential(maxSize)
-		h.AddAll(xs)
+		for _, x := range xs {
+			h.Add(x)
+		}
 		m := pmetric.NewMetric()
 		dp := h.AppendTo(m).(expoPoint).ExponentialHistogramDataPoint
 		for _, p := range []float64{1, 10, 50, 90, 99, 99.9} {

@@ -1,0 +1,73 @@
+package llmsloconnector
+
+import (
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/llmslo/llmslo/internal/metadata"
+)
+
+// builder assembles one flush's pmetric.Metrics: one ResourceMetrics per
+// distinct set of resource dimensions, one Metric per name within it.
+type builder struct {
+	md        pmetric.Metrics
+	resources map[string]*resourceBuilder
+	delta     bool
+}
+
+type resourceBuilder struct {
+	sm      pmetric.ScopeMetrics
+	metrics map[string]pmetric.Metric
+}
+
+func newBuilder(delta bool) *builder {
+	return &builder{md: pmetric.NewMetrics(), resources: map[string]*resourceBuilder{}, delta: delta}
+}
+
+// metric returns the metric def of s's resource, adding it on first use.
+func (b *builder) metric(s *series, def metricDef) pmetric.Metric {
+	rb := b.resources[s.resKey]
+	if rb == nil {
+		rm := b.md.ResourceMetrics().AppendEmpty()
+		s.resource.CopyTo(rm.Resource().Attributes())
+		sm := rm.ScopeMetrics().AppendEmpty()
+		sm.Scope().SetName(metadata.ConnectorScopeName)
+		rb = &resourceBuilder{sm: sm, metrics: map[string]pmetric.Metric{}}
+		b.resources[s.resKey] = rb
+	}
+	m, ok := rb.metrics[def.name]
+	if !ok {
+		m = rb.sm.Metrics().AppendEmpty()
+		m.SetName(def.name)
+		m.SetUnit(def.unit)
+		m.SetDescription(def.desc)
+		rb.metrics[def.name] = m
+	}
+	return m
+}
+
+func (b *builder) temporality() pmetric.AggregationTemporality {
+	if b.delta {
+		return pmetric.AggregationTemporalityDelta
+	}
+	return pmetric.AggregationTemporalityCumulative
+}
+
+// sum returns the points of a monotonic sum.
+func (b *builder) sum(s *series, def metricDef) pmetric.NumberDataPointSlice {
+	m := b.metric(s, def)
+	if m.Type() != pmetric.MetricTypeSum {
+		sum := m.SetEmptySum()
+		sum.SetIsMonotonic(true)
+		sum.SetAggregationTemporality(b.temporality())
+	}
+	return m.Sum().DataPoints()
+}
+
+// gauge returns the points of a gauge.
+func (b *builder) gauge(s *series, def metricDef) pmetric.NumberDataPointSlice {
+	m := b.metric(s, def)
+	if m.Type() != pmetric.MetricTypeGauge {
+		m.SetEmptyGauge()
+	}
+	return m.Gauge().DataPoints()
+}

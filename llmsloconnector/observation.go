@@ -1,0 +1,82 @@
+package llmsloconnector
+
+import (
+	"github.com/llmslo/llmslo/internal/derive"
+)
+
+// observation is what one span contributes, read from it before the series
+// lock is taken. It refers to nothing of the batch.
+type observation struct {
+	layer  layerIndex
+	values [numHistKinds]float64
+	has    [numHistKinds]bool
+	// gaps are the span's inter-token gaps; weights, when not nil, the
+	// number of tokens each stands for (token-aware ITL).
+	gaps    []float64
+	weights []uint64
+	slos    []sloObservation
+	tokens  uint64 // output tokens, for token goodput
+	// rejected counts values kept out of the histograms; ignored counts
+	// verdicts under SLO names the processors do not judge.
+	rejected, ignored int
+}
+
+type sloObservation struct {
+	name       string // valid while the span is read
+	index      int    // in the connector's sloNames, once resolved
+	decided    bool
+	met        bool
+	violations violationSet
+}
+
+// reset empties o for the next span, keeping its slices' memory.
+func (o *observation) reset() {
+	*o = observation{gaps: o.gaps[:0], weights: o.weights[:0], slos: o.slos[:0]}
+}
+
+// failed keeps only what a failed span contributes: its layer and its
+// verdicts (latency distributions describe successful requests).
+func (o *observation) failed() {
+	*o = observation{layer: o.layer, slos: o.slos, gaps: o.gaps[:0], weights: o.weights[:0], rejected: o.rejected, ignored: o.ignored}
+}
+
+// set records a value of kind k unless it is negative, not finite, or
+// beyond the processor's own limits (a week; 2^24 tokens): such a value is
+// corrupt, and would also stretch the window sketches' memory.
+func (o *observation) set(k histKind, v float64) {
+	limit := float64(derive.MaxSeconds)
+	if k == histInputTokens || k == histOutputTokens {
+		limit = derive.MaxTokens
+	}
+	if v >= 0 && v <= limit {
+		o.values[k], o.has[k] = v, true
+	}
+}
+
+// slo returns the observation of SLO name, adding it.
+func (o *observation) slo(name string) *sloObservation {
+	for k := range o.slos {
+		if o.slos[k].name == name {
+			return &o.slos[k]
+		}
+	}
+	o.slos = append(o.slos, sloObservation{name: name})
+	return &o.slos[len(o.slos)-1]
+}
+
+// resolveSLOs gives each verdict its index among names and drops, counting
+// them, those under names that are not counted. It runs once the span is
+// known to be the processor's, so a span that is not can teach no name.
+func (o *observation) resolveSLOs(names *sloNames) {
+	kept := o.slos[:0]
+	for _, so := range o.slos {
+		i, ok := names.index(so.name)
+		if !ok {
+			o.ignored++
+			continue
+		}
+		so.index, so.name = i, ""
+		kept = append(kept, so)
+	}
+	o.slos = kept
+}

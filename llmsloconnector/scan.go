@@ -1,0 +1,196 @@
+package llmsloconnector
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/llmslo/llmslo/internal/contract"
+	"github.com/llmslo/llmslo/internal/derive"
+)
+
+// spanFields is what one pass over a span's attributes collects besides
+// the observation's values.
+type spanFields struct {
+	source              bool
+	layer               string
+	model               string
+	provider, system    string
+	operation           string
+	gaps, weights       pcommon.Value
+	hasGaps, hasWeights bool
+	extra               []string // values of cfg.Dimensions found on the span
+	extraOK             []bool
+}
+
+// reset empties f for a span with n configured dimensions.
+func (f *spanFields) reset(n int) {
+	extra, extraOK := f.extra[:n], f.extraOK[:n]
+	clear(extraOK)
+	*f = spanFields{extra: extra, extraOK: extraOK}
+}
+
+// scan reads everything the connector needs from the span's attributes in
+// one pass: a span carries a few dozen attributes, and one pass with a
+// prefix test beats a lookup per field.
+func (c *llmSLOConnector) scan(attrs pcommon.Map, o *observation, f *spanFields) {
+	prefix := c.src.keys.Prefix
+	for key, v := range attrs.All() {
+		if len(key) > len(prefix) && key[:len(prefix)] == prefix {
+			c.scanOwn(key, v, o, f)
+			continue
+		}
+		c.scanOther(key, v, f)
+	}
+}
+
+// scanOwn reads one key under the processor's prefix. Every key the
+// processor writes is the prefix plus a fixed suffix: a switch on
+// constants is a few comparisons.
+func (c *llmSLOConnector) scanOwn(key string, v pcommon.Value, o *observation, f *spanFields) {
+	switch key[len(c.src.keys.Prefix):] {
+	case contract.SuffixSource:
+		f.source = true
+	case contract.SuffixLayer:
+		f.layer = str(v)
+	case contract.SuffixModel:
+		f.model = str(v)
+	case contract.SuffixTTFT:
+		value(o, histTTFT, v)
+	case contract.SuffixTPOT:
+		value(o, histTPOT, v)
+	case contract.SuffixE2E:
+		value(o, histE2E, v)
+	case contract.SuffixQueueTime:
+		value(o, histQueue, v)
+	case contract.SuffixInputTokens:
+		value(o, histInputTokens, v)
+	case contract.SuffixOutputTokens:
+		value(o, histOutputTokens, v)
+	case contract.SuffixITLGaps:
+		f.gaps, f.hasGaps = v, true
+	case contract.SuffixITLGapWeights:
+		f.weights, f.hasWeights = v, true
+	default:
+		c.scanVerdict(key, v, o)
+	}
+}
+
+// scanVerdict reads an SLO verdict key; observe keeps it only under a name
+// the processors judge.
+func (c *llmSLOConnector) scanVerdict(key string, v pcommon.Value, o *observation) {
+	name, isMet, ok := c.src.keys.ParseSLOKey(key)
+	if !ok {
+		return
+	}
+	so := o.slo(name)
+	switch {
+	case isMet && v.Type() == pcommon.ValueTypeBool:
+		so.decided, so.met = true, v.Bool()
+	case !isMet && v.Type() == pcommon.ValueTypeSlice:
+		so.violations = readViolations(v.Slice(), o)
+	}
+}
+
+// readViolations keeps the entries of the closed vocabulary; any other is
+// a rejected value.
+func readViolations(s pcommon.Slice, o *observation) violationSet {
+	var set violationSet
+	for _, e := range s.All() {
+		i, ok := violationIndex(str(e))
+		if !ok {
+			o.rejected++
+			continue
+		}
+		set |= 1 << i
+	}
+	return set
+}
+
+// scanOther reads the conventions' keys of the default dimensions and the
+// configured dimensions.
+func (c *llmSLOConnector) scanOther(key string, v pcommon.Value, f *spanFields) {
+	switch key {
+	case keyProviderName:
+		f.provider = str(v)
+	case keySystem:
+		f.system = str(v)
+	case keyOperationName:
+		f.operation = str(v)
+	}
+	for i, d := range c.cfg.Dimensions {
+		if key == d.Name && v.Type() == pcommon.ValueTypeStr {
+			f.extra[i], f.extraOK[i] = v.Str(), true
+		}
+	}
+}
+
+func str(v pcommon.Value) string {
+	if v.Type() == pcommon.ValueTypeStr {
+		return v.Str()
+	}
+	return ""
+}
+
+// value records a duration or count attribute; a negative, non-finite or
+// wrongly typed one is counted and kept out of the histograms.
+func value(o *observation, kind histKind, v pcommon.Value) {
+	switch v.Type() {
+	case pcommon.ValueTypeDouble:
+		o.set(kind, v.Double())
+	case pcommon.ValueTypeInt:
+		o.set(kind, float64(v.Int()))
+	}
+	if !o.has[kind] {
+		o.rejected++
+	}
+}
+
+// readGaps copies the span's gaps and their weights into o. A gap out of
+// range is rejected alone; weights that do not pair with the gaps, or that
+// add up to more tokens than any request has, make the whole list corrupt.
+func readGaps(f *spanFields, o *observation) {
+	if !f.hasGaps {
+		return
+	}
+	if f.gaps.Type() != pcommon.ValueTypeSlice {
+		o.rejected++
+		return
+	}
+	gaps := f.gaps.Slice()
+	var weights pcommon.Slice
+	if f.hasWeights {
+		if f.weights.Type() != pcommon.ValueTypeSlice || f.weights.Slice().Len() != gaps.Len() || !weightsValid(f.weights.Slice()) {
+			o.rejected++
+			return
+		}
+		weights = f.weights.Slice()
+	}
+	for i, g := range gaps.All() {
+		if g.Type() != pcommon.ValueTypeDouble || !(g.Double() >= 0 && g.Double() <= derive.MaxSeconds) {
+			o.rejected++
+			continue
+		}
+		o.gaps = append(o.gaps, g.Double())
+		if f.hasWeights {
+			o.weights = append(o.weights, uint64(weights.At(i).Int()))
+		}
+	}
+	if !f.hasWeights {
+		o.weights = o.weights[:0]
+	}
+}
+
+// weightsValid: every weight an int of at least 1, the sum at most
+// derive.MaxTokens.
+func weightsValid(w pcommon.Slice) bool {
+	var sum int64
+	for _, v := range w.All() {
+		if v.Type() != pcommon.ValueTypeInt || v.Int() < 1 || v.Int() > derive.MaxTokens {
+			return false
+		}
+		sum += v.Int()
+		if sum > derive.MaxTokens {
+			return false
+		}
+	}
+	return true
+}

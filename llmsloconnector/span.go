@@ -1,0 +1,131 @@
+package llmsloconnector
+
+import (
+	"hash/maphash"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// consumeSpan aggregates one span; false when it carries no processor
+// output.
+func (c *llmSLOConnector) consumeSpan(span ptrace.Span, resource pcommon.Map, sc *scratch, now time.Time) bool {
+	o := &sc.obs
+	if !c.observe(span, sc) {
+		return false
+	}
+	key, dims, resStart := c.seriesKey(resource, sc)
+	sh := &c.shards[maphash.Bytes(c.seed, key)%numShards]
+	sh.mu.Lock()
+	s := sh.series[string(key)]
+	if s == nil && c.limits.admit(o.layer) {
+		s = c.newSeries(dims, resStart, o.layer)
+		sh.series[string(key)] = s
+	}
+	if s != nil {
+		c.record(s, o, now)
+		sh.mu.Unlock()
+		return true
+	}
+	sh.mu.Unlock()
+	c.recordOverflow(o, now)
+	sc.overflowed++
+	return true
+}
+
+// observe reads the span into sc.obs; false when the processor did not
+// write it (no source, or a layer that is neither client nor server).
+func (c *llmSLOConnector) observe(span ptrace.Span, sc *scratch) bool {
+	o, f := &sc.obs, &sc.fields
+	o.reset()
+	f.reset(len(c.cfg.Dimensions))
+	c.scan(span.Attributes(), o, f)
+	if !f.source {
+		return false
+	}
+	switch f.layer {
+	case layerNames[layerServer]:
+		o.layer = layerServer
+	case layerNames[layerClient]:
+		o.layer = layerClient
+	default:
+		return false
+	}
+	o.resolveSLOs(c.src.names)
+	// Latency distributions describe successful requests (as vLLM's
+	// statistics and the conventions' TTFT/TPOT metrics do); a failed span
+	// adds only its duration, which the conventions record for failures too.
+	if span.Status().Code() == ptrace.StatusCodeError {
+		o.failed()
+	} else {
+		readGaps(f, o)
+		if o.has[histOutputTokens] {
+			o.tokens = uint64(o.values[histOutputTokens])
+		}
+	}
+	if start, end := span.StartTimestamp(), span.EndTimestamp(); start != 0 && end >= start {
+		o.set(histDuration, float64(end-start)/1e9)
+	}
+	sc.rejected += int64(o.rejected)
+	sc.ignored += int64(o.ignored)
+	return true
+}
+
+// seriesKey builds the span's series key and dimension values in sc: the
+// layer, then each dimension's value; a value is prefixed with 1 and ended
+// by 0, an absent one is a single 0, so different dimension sets never
+// collide. Values are repaired for the backend first, so two raw values
+// that repair alike share a series. resStart is the index of the first
+// resource dimension in dims.
+func (c *llmSLOConnector) seriesKey(resource pcommon.Map, sc *scratch) (key []byte, dims []dimValue, resStart int) {
+	f := &sc.fields
+	key = append(sc.key[:0], byte(sc.obs.layer))
+	dims = sc.dims[:0]
+	add := func(name, value string, present bool) {
+		if !present {
+			key = append(key, 0)
+			return
+		}
+		value = label(value, c.cfg.AttributeValueLengthLimit, &sc.labels)
+		key = append(key, 1)
+		key = append(key, value...)
+		key = append(key, 0)
+		dims = append(dims, dimValue{name, value})
+	}
+	add(attrRequestModel, f.model, f.model != "")
+	provider := firstOf(f.provider, f.system)
+	add(attrProviderName, provider, provider != "")
+	add(attrOperationName, f.operation, f.operation != "")
+	for i, d := range c.cfg.Dimensions {
+		v, ok := f.extra[i], f.extraOK[i]
+		if !ok {
+			v, ok = resourceStr(resource, d.Name)
+		}
+		if !ok && d.Default != nil {
+			v, ok = *d.Default, true
+		}
+		add(d.Name, v, ok)
+	}
+	resStart = len(dims)
+	for _, name := range c.cfg.ResourceDimensions {
+		v, ok := resourceStr(resource, name)
+		add(name, v, ok)
+	}
+	sc.key, sc.dims = key, dims
+	return key, dims, resStart
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func resourceStr(m pcommon.Map, key string) (string, bool) {
+	if v, ok := m.Get(key); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
+		return v.Str(), true
+	}
+	return "", false
+}

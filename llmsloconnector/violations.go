@@ -1,0 +1,42 @@
+package llmsloconnector
+
+import (
+	"github.com/llmslo/llmslo/internal/contract"
+	"github.com/llmslo/llmslo/internal/slo"
+)
+
+// violationNames is the closed vocabulary of llm.slo.constraint values: a
+// failed request, each constraint, and each constraint undecidable. A
+// violations entry outside it is not counted (it cannot come from the
+// processor), so no span can add a series by writing a new word.
+var violationNames = func() []string {
+	names := []string{contract.ViolationError}
+	names = append(names, slo.Constraints...)
+	for _, c := range slo.Constraints {
+		names = append(names, c+contract.UnknownSuffix)
+	}
+	return names
+}()
+
+// violationSet is a set of violationNames indexes, one bit each.
+type violationSet uint32
+
+// maxViolationNames bounds violationNames: the counters of one SLO hold
+// one slot per name.
+const maxViolationNames = 16
+
+func init() {
+	if len(violationNames) > maxViolationNames {
+		panic("more constraint names than sloCounts.violations holds")
+	}
+}
+
+// violationIndex returns the index of name in violationNames.
+func violationIndex(name string) (int, bool) {
+	for i, v := range violationNames {
+		if v == name {
+			return i, true
+		}
+	}
+	return 0, false
+}
