@@ -81,17 +81,20 @@ func metricRows() []metricRow {
 			rows = append(rows, metricRow{histValues[k], layerNames[l], histNames[k][l], "histogram", unit})
 		}
 	}
-	for _, c := range []struct{ value, name, unit string }{
-		{"requests an SLO selected", metricSLORequests, "{request}"},
-		{"... that met it", metricSLOMet, "{request}"},
-		{"... that violated it (or failed)", metricSLOViolated, "{request}"},
-		{"... whose verdict could not be decided", metricSLOUnknown, "{request}"},
-		{"output tokens of the requests that met it (token goodput)", metricSLOTokensMet, "{token}"},
-		{"violations by constraint (`" + attrSLOConstraint + "`: ttft, tpot, itl, e2e, queue_time, error, `ttft:unknown`, ...)", metricSLOViolations, "{violation}"},
+	for _, c := range []struct {
+		value string
+		def   metricDef
+	}{
+		{"requests an SLO selected", metricSLORequests},
+		{"... that met it", metricSLOMet},
+		{"... that violated it (or failed)", metricSLOViolated},
+		{"... whose verdict could not be decided", metricSLOUnknown},
+		{"output tokens of the requests that met it (token goodput)", metricSLOTokensMet},
+		{"violations by constraint (`" + attrSLOConstraint + "`: ttft, tpot, itl, e2e, queue_time, error, `ttft:unknown`, ...)", metricSLOViolations},
 	} {
-		rows = append(rows, metricRow{c.value, "both", c.name, "counter", c.unit})
+		rows = append(rows, metricRow{c.value, "both", c.def.name, "counter", c.def.unit})
 	}
-	rows = append(rows, metricRow{"goodput over the window", "both", metricSLOGoodput, "gauge", "1"})
+	rows = append(rows, metricRow{"goodput over the window", "both", metricSLOGoodput.name, "gauge", metricSLOGoodput.unit})
 	for w := range numWindowKinds {
 		rows = append(rows, metricRow{windowValues[w] + " P50/P90/P99 over the window (`" + attrQuantile + "` = 0.5, 0.9, 0.99)", "both", windowNames[w], "gauge", "s"})
 	}

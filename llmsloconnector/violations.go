@@ -10,9 +10,10 @@ import (
 // violations entry outside it is not counted (it cannot come from the
 // processor), so no span can add a series by writing a new word.
 var violationNames = func() []string {
+	constraints := slo.Names()
 	names := []string{contract.ViolationError}
-	names = append(names, slo.Constraints...)
-	for _, c := range slo.Constraints {
+	names = append(names, constraints...)
+	for _, c := range constraints {
 		names = append(names, c+contract.UnknownSuffix)
 	}
 	return names
