@@ -91,18 +91,18 @@ func TestReferenceVectors(t *testing.T) {
 	}
 }
 
+// TestGapsMatchVectors: the gaps on the Result are the reference vectors'
+// ITL (V3 per chunk; V1 without the role and usage chunks), and a span whose
+// events lie outside it has none, as its ITL is not derived.
 func TestGapsMatchVectors(t *testing.T) {
 	client := map[string]any{"gen_ai.operation.name": "chat", "gen_ai.usage.output_tokens": 5}
 	v3 := newSpan("chat m", 152, client, chunk(100, 1), chunk(130, 3), chunk(150, 1))
-	r := NewEventReader(preset.DefaultEvents())
-	assertSeconds(t, []float64{0.030, 0.020}, r.Gaps(v3, false, nil))
-	assertSeconds(t, []float64{0.010, 0.010, 0.010, 0.020}, r.Gaps(v3, true, nil))
+	assertSeconds(t, []float64{0.030, 0.020}, derive(t, Options{}, v3).Gaps)
 	v1 := newSpan("chat m", 202, client,
 		chunk(90, 0), chunk(100, 1), chunk(120, 1), chunk(140, 1), chunk(170, 1), chunk(200, 1), chunk(201, 0))
-	assertSeconds(t, []float64{0.020, 0.020, 0.030, 0.030}, r.Gaps(v1, false, nil))
-	// Outside the span: no gaps at all, as in the derivation.
+	assertSeconds(t, []float64{0.020, 0.020, 0.030, 0.030}, derive(t, Options{}, v1).Gaps)
 	bad := newSpan("chat m", 100, client, chunk(50, 1), chunk(150, 1))
-	assert.Empty(t, r.Gaps(bad, false, nil))
+	assert.Empty(t, derive(t, Options{}, bad).Gaps)
 }
 
 // TestGapWeights: every gap is on the Result, and token-aware a chunk of k

@@ -3,11 +3,8 @@ package derive
 import (
 	"slices"
 	"sort"
-	"sync"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
-
-	"github.com/llmslo/llmslo/internal/preset"
 )
 
 type eventKind uint8
@@ -195,74 +192,4 @@ func (o *outputEvents) itl(tokenAware bool, res *Result) {
 	span := o.times[len(o.times)-1] - o.times[0]
 	res.ITLMean, res.ITLMax = known(float64(span)/float64(denom)/1e9), known(largest/1e9)
 	res.Gaps, res.GapWeights = gaps, weights
-}
-
-// maxExpandedWeight bounds how many copies EventReader makes of one
-// weighted gap.
-const maxExpandedWeight = 1024
-
-// EventReader extracts inter-token gaps from a span's events with the same
-// rules as the derivation, for consumers (the connector) that need every gap
-// rather than their mean and max.
-//
-// Deprecated: the processor writes every gap on the span (llm.itl.gaps, with
-// llm.itl.gap_weights), which a reader takes as they are, with no copy of
-// the processor's configuration. Token-aware, a gap of weight k is repeated
-// min(k, 1024) times here.
-type EventReader struct {
-	ev   preset.Events
-	pool sync.Pool // of *readerScratch
-}
-
-// NewEventReader reads the chunk events named in ev.
-func NewEventReader(ev preset.Events) *EventReader { return &EventReader{ev: ev} }
-
-func (r *EventReader) kind(name string) eventKind {
-	switch {
-	case slices.Contains(r.ev.Chunk, name):
-		return chunkEvent
-	case slices.Contains(r.ev.FirstToken, name):
-		return firstTokenEvent
-	}
-	return notOutput
-}
-
-// Gaps appends the span's inter-output gaps in seconds to dst and returns
-// it. It appends nothing when the span has fewer than two output events or
-// when its event timing is unusable (outside the span).
-func (r *EventReader) Gaps(span ptrace.Span, tokenAware bool, dst []float64) []float64 {
-	if span.Events().Len() < 2 {
-		return dst
-	}
-	w, _ := r.pool.Get().(*readerScratch)
-	if w == nil {
-		w = &readerScratch{}
-	}
-	defer r.pool.Put(w)
-	o := &w.out
-	o.collect(span, r.kind, r.ev.TokenCount)
-	start, end := uint64(span.StartTimestamp()), uint64(span.EndTimestamp())
-	if start == 0 || end < start || o.outside(start, end) || len(o.times) < 2 {
-		return dst
-	}
-	o.dedupe()
-	if len(o.times) < 2 {
-		return dst
-	}
-	o.itl(tokenAware, &w.res)
-	for i, g := range w.res.Gaps {
-		k := int64(1)
-		if len(w.res.GapWeights) > 0 {
-			k = min(w.res.GapWeights[i], maxExpandedWeight)
-		}
-		for range k {
-			dst = append(dst, g)
-		}
-	}
-	return dst
-}
-
-type readerScratch struct {
-	out outputEvents
-	res Result
 }

@@ -58,7 +58,6 @@ type Engine struct {
 	// configuration's custom presets).
 	events     map[string]*preset.Events
 	eventNames map[string]bool
-	readers    map[string]*derive.EventReader
 	tokenAware bool
 
 	mu sync.Mutex // the processor may emit held spans from its own goroutine
@@ -86,8 +85,6 @@ type Engine struct {
 	slowest                   [numMetrics]topK
 
 	scratch struct {
-		gaps    []float64
-		weights []int64
 		evTimes []int64
 		evCount []int64
 		dims    []string
@@ -153,7 +150,7 @@ func NewEngine(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e := &Engine{
 		opts: opts, keys: contract.NewKeys(cfg.AttributePrefix), sloIx: map[string]int{},
-		events: map[string]*preset.Events{}, eventNames: map[string]bool{}, readers: map[string]*derive.EventReader{},
+		events: map[string]*preset.Events{}, eventNames: map[string]bool{},
 		tokenAware: cfg.TokenAwareITL, groupIx: map[string]uint32{},
 		minStart: math.MaxInt64, maxEnd: math.MinInt64,
 	}
@@ -204,11 +201,10 @@ func (e *Engine) presetEvents(cfg *llmsloprocessor.Config) {
 		}
 		e.events[cp.Name] = &ev
 	}
-	for name, ev := range e.events {
+	for _, ev := range e.events {
 		for _, c := range ev.Chunk {
 			e.eventNames[c] = true
 		}
-		e.readers[name] = derive.NewEventReader(*ev)
 	}
 }
 
@@ -293,7 +289,7 @@ func (e *Engine) add(span ptrace.Span, res pcommon.Map) {
 	}
 	presetName, _, _ := strings.Cut(v.source, ":")
 	inDefs := e.addStream(span, idx, presetName, v.source, r.outTokens)
-	e.addGaps(span, &v, presetName, r.group, inDefs)
+	e.addGaps(&v, r.group, inDefs)
 }
 
 // readAttrs reads what the processor wrote on the span in one pass over its
@@ -422,41 +418,29 @@ func (e *Engine) groupOf(attrs, res pcommon.Map, v *spanView) uint32 {
 }
 
 // addGaps pools the request's inter-token gaps as llmslo measures them: the
-// processor's llm.itl.gaps (with llm.itl.gap_weights) when the span carries
-// them, else the chunk events read with the processor's own rules
-// (derive.EventReader), per chunk or per token as the configuration says.
-func (e *Engine) addGaps(span ptrace.Span, v *spanView, presetName string, group uint32, inDefs bool) {
+// processor's llm.itl.gaps, with llm.itl.gap_weights when token-aware ITL
+// weighed them (the processor writes them on every request with two
+// outputs or more).
+func (e *Engine) addGaps(v *spanView, group uint32, inDefs bool) {
 	p := e.gapsRest[group]
 	if inDefs {
 		p = e.gapsDefs[group]
 	}
-	if v.hasGaps {
-		// A span's gaps weigh at most maxTokens in all, the processor's own
-		// bound on a token count: a hostile weight cannot stretch the loops.
-		budget := int64(maxTokens)
-		for i := 0; i < v.gaps.Len() && budget > 0; i++ {
-			w := int64(1)
-			if v.hasWeights && i < v.weights.Len() {
-				w = max(0, min(v.weights.At(i).Int(), budget))
-			}
-			budget -= max(w, 1)
-			p.add(seconds(v.gaps.At(i)), uint32(w))
+	if !v.hasGaps {
+		return
+	}
+	// A span's gaps weigh at most derive.MaxTokens in all, the processor's
+	// own bound on a token count: a hostile weight cannot stretch the loops.
+	budget := int64(derive.MaxTokens)
+	for i := 0; i < v.gaps.Len() && budget > 0; i++ {
+		w := int64(1)
+		if v.hasWeights && i < v.weights.Len() {
+			w = max(0, min(v.weights.At(i).Int(), budget))
 		}
-		return
-	}
-	rd := e.readers[presetName]
-	if rd == nil || span.Events().Len() < 2 {
-		return
-	}
-	e.scratch.gaps = rd.Gaps(span, e.tokenAware, e.scratch.gaps[:0])
-	for _, g := range e.scratch.gaps {
-		p.add(g, 1)
+		budget -= max(w, 1)
+		p.add(seconds(v.gaps.At(i)), uint32(w))
 	}
 }
-
-// maxTokens bounds the tokens (gap weights) of one span, as the processor
-// bounds a token count.
-const maxTokens = 1 << 24
 
 // Report computes the report from the records.
 func (e *Engine) Report(inputs []string) *Report {
