@@ -73,7 +73,7 @@ func fromConf(conf *confmap.Conf, path string) ([]Processor, error) {
 		return nil, err
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no %s processor under processors:", path, metadata.Type)
+		return nil, fmt.Errorf("%s: no %s processor in the processors section", path, metadata.Type)
 	}
 	slices.SortFunc(out, func(a, b Processor) int { return strings.Compare(a.ID.String(), b.ID.String()) })
 	return out, nil

@@ -45,7 +45,7 @@ func (s *Sender) Send(ctx context.Context, td ptrace.Traces) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("export %d spans: %w (last error: %v)", td.SpanCount(), ctx.Err(), err)
+			return fmt.Errorf("export %d spans: %w (last error: %w)", td.SpanCount(), ctx.Err(), err)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
