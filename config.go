@@ -3,6 +3,7 @@ package llmsloprocessor
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -134,26 +135,34 @@ type PresetConfig struct {
 	// TTFTNeedsStreamFlag ignores the TTFT attribute unless the stream flag
 	// is true.
 	TTFTNeedsStreamFlag *bool `mapstructure:"ttft_needs_stream_flag"`
+	// StreamBySpanName gives the stream flag of a span without one from its
+	// name (span name: true or false).
+	StreamBySpanName map[string]bool `mapstructure:"stream_by_span_name"`
 
 	_ struct{}
 }
 
-// MatchConfig recognises the producer's spans: one of Any and all of All.
+// MatchConfig recognises the producer's spans: one of Any, all of All and
+// none of None.
 type MatchConfig struct {
-	Any []CondConfig `mapstructure:"any"`
-	All []CondConfig `mapstructure:"all"`
+	Any  []CondConfig `mapstructure:"any"`
+	All  []CondConfig `mapstructure:"all"`
+	None []CondConfig `mapstructure:"none"`
 
 	_ struct{}
 }
 
 // CondConfig is one test; set exactly one of SpanName, SpanNameContains,
-// Attribute (optionally with Values) and Event.
+// Attribute (optionally with Values), Event, Scope (the instrumentation
+// scope name) and SpanKind.
 type CondConfig struct {
 	SpanName         string   `mapstructure:"span_name"`
 	SpanNameContains string   `mapstructure:"span_name_contains"`
 	Attribute        string   `mapstructure:"attribute"`
 	Values           []string `mapstructure:"values"`
 	Event            string   `mapstructure:"event"`
+	Scope            string   `mapstructure:"scope"`
+	SpanKind         string   `mapstructure:"span_kind"`
 
 	_ struct{}
 }
@@ -170,6 +179,10 @@ type AttributesConfig struct {
 	RequestN     []string       `mapstructure:"request_n"`
 	Stream       []string       `mapstructure:"stream"`
 	Model        []string       `mapstructure:"model"`
+
+	CacheReadInputTokens  []string `mapstructure:"cache_read_input_tokens"`
+	CacheWriteInputTokens []string `mapstructure:"cache_write_input_tokens"`
+	ReasoningOutputTokens []string `mapstructure:"reasoning_output_tokens"`
 
 	_ struct{}
 }
@@ -312,7 +325,7 @@ func (pc *PresetConfig) build() (*preset.Preset, error) {
 		p.Layer = pc.Layer
 	}
 	if pc.Match != nil {
-		p.Match = preset.Match{Any: conds(pc.Match.Any), All: conds(pc.Match.All)}
+		p.Match = preset.Match{Any: conds(pc.Match.Any), All: conds(pc.Match.All), None: conds(pc.Match.None)}
 	}
 	a := pc.Attributes
 	var err error
@@ -339,7 +352,8 @@ func (pc *PresetConfig) build() (*preset.Preset, error) {
 	for _, l := range []struct {
 		src []string
 		dst *[]string
-	}{{a.OutputTokens, &p.Map.OutputTokens}, {a.InputTokens, &p.Map.InputTokens}, {a.RequestN, &p.Map.RequestN}, {a.Stream, &p.Map.Stream}, {a.Model, &p.Map.Model}} {
+	}{{a.OutputTokens, &p.Map.OutputTokens}, {a.InputTokens, &p.Map.InputTokens}, {a.RequestN, &p.Map.RequestN}, {a.Stream, &p.Map.Stream}, {a.Model, &p.Map.Model},
+		{a.CacheReadInputTokens, &p.Map.CacheReadInputTokens}, {a.CacheWriteInputTokens, &p.Map.CacheWriteInputTokens}, {a.ReasoningOutputTokens, &p.Map.ReasoningOutputTokens}} {
 		if l.src != nil {
 			*l.dst = slices.Clone(l.src)
 		}
@@ -350,6 +364,9 @@ func (pc *PresetConfig) build() (*preset.Preset, error) {
 	if pc.TTFTNeedsStreamFlag != nil {
 		p.TTFTNeedsStreamFlag = *pc.TTFTNeedsStreamFlag
 	}
+	if pc.StreamBySpanName != nil {
+		p.StreamBySpanName = maps.Clone(pc.StreamBySpanName)
+	}
 	if verr := p.Validate(); verr != nil {
 		err = errors.Join(err, verr)
 	}
@@ -359,7 +376,8 @@ func (pc *PresetConfig) build() (*preset.Preset, error) {
 func conds(cs []CondConfig) []preset.Cond {
 	out := make([]preset.Cond, 0, len(cs))
 	for _, c := range cs {
-		out = append(out, preset.Cond{SpanName: c.SpanName, SpanNameContains: c.SpanNameContains, Attribute: c.Attribute, AttributeValues: slices.Clone(c.Values), Event: c.Event})
+		out = append(out, preset.Cond{SpanName: c.SpanName, SpanNameContains: c.SpanNameContains, Attribute: c.Attribute, AttributeValues: slices.Clone(c.Values), Event: c.Event,
+			Scope: c.Scope, SpanKind: c.SpanKind})
 	}
 	return out
 }

@@ -69,7 +69,8 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*l
 	}
 	k := p.keys
 	p.ownKeys = map[string]bool{}
-	for _, key := range []string{k.TTFT, k.TPOT, k.E2E, k.ITLMean, k.ITLMax, k.ITLGaps, k.QueueTime, k.OutputTokens, k.InputTokens, k.Model, k.Layer, k.Stream, k.Source, k.Error, k.ServerTTFT, k.ServerQueueTime} {
+	for _, key := range []string{k.TTFT, k.TPOT, k.E2E, k.ITLMean, k.ITLMax, k.ITLGaps, k.QueueTime, k.OutputTokens, k.InputTokens, k.Model, k.Layer, k.Stream, k.Source, k.Error, k.ServerTTFT, k.ServerQueueTime,
+		k.CacheReadInputTokens, k.CacheWriteInputTokens, k.ReasoningOutputTokens} {
 		p.ownKeys[key] = true
 	}
 	var sloNames []string
@@ -106,10 +107,10 @@ func (p *llmSLOProcessor) shutdown(ctx context.Context) error {
 }
 
 // releaseHeld derives and writes a request span the assembly held back.
-func (p *llmSLOProcessor) releaseHeld(span ptrace.Span, resource pcommon.Map, steps *derive.Steps, evicted bool) {
+func (p *llmSLOProcessor) releaseHeld(span ptrace.Span, resource pcommon.Map, scope derive.Scope, steps *derive.Steps, evicted bool) {
 	st := p.getState()
 	defer p.putState(st)
-	if !p.table.DeriveWithSteps(span, steps, &st.res) {
+	if !p.table.DeriveWithSteps(span, scope, steps, &st.res) {
 		return
 	}
 	if evicted {
@@ -145,7 +146,8 @@ func expectedSteps(pr *preset.Preset, res *derive.Result) int64 {
 
 // assemble handles a request span of a producer with step spans. It
 // reports whether the span was held back (removed from its batch).
-func (p *llmSLOProcessor) assemble(span ptrace.Span, resource pcommon.Resource, scope pcommon.InstrumentationScope, st *batchState) bool {
+func (p *llmSLOProcessor) assemble(span ptrace.Span, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, scope derive.Scope, st *batchState) bool {
+	resource := rs.Resource()
 	pr := p.table.PresetAt(st.res.PresetIndex)
 	expected := expectedSteps(pr, &st.res)
 	if !pr.Steps.FirstTokenFromSteps && st.res.HasOutputTokens && expected <= 0 {
@@ -154,11 +156,11 @@ func (p *llmSLOProcessor) assemble(span ptrace.Span, resource pcommon.Resource, 
 		return false
 	}
 	if steps, ok := p.asm.takeSteps(span.TraceID(), expected); ok {
-		p.table.DeriveWithSteps(span, steps, &st.res)
+		p.table.DeriveWithSteps(span, scope, steps, &st.res)
 		p.write(span, resource.Attributes(), st)
 		return false
 	}
-	p.asm.hold(span, resource, scope, expected)
+	p.asm.hold(span, rs, ss, expected)
 	return true
 }
 
@@ -199,17 +201,18 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j)
+			scope := derive.ScopeOf(rs, ss)
 			spans := ss.Spans()
 			st.held = st.held[:0] // indexes of held spans, ascending
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
-				if !p.table.Derive(span, &st.res) {
+				if !p.table.DeriveIn(span, scope, &st.res) {
 					continue
 				}
 				recorded = true
 				if p.asm != nil && p.table.PresetAt(st.res.PresetIndex).Steps != nil {
 					p.join(span, st)
-					if p.assemble(span, rs.Resource(), ss.Scope(), st) {
+					if p.assemble(span, rs, ss, scope, st) {
 						st.held = append(st.held, k)
 						held++
 					}
@@ -298,6 +301,7 @@ func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batc
 	if res.HasInputTokens {
 		attrs.PutInt(k.InputTokens, res.InputTokens)
 	}
+	putTokenDetails(attrs, k, res)
 	if model != "" {
 		attrs.PutStr(k.Model, model)
 	}

@@ -67,15 +67,15 @@ func (t *Table) scan(span ptrace.Span, s *scratch) {
 }
 
 // classify returns the preset claiming the span, or nil.
-func (t *Table) classify(span ptrace.Span, s *scratch) *compiled {
+func (t *Table) classify(span ptrace.Span, scope *Scope, s *scratch) *compiled {
 	if s.has[t.opSlot] {
 		if v := s.vals[t.opSlot]; v.Type() == pcommon.ValueTypeStr && !preset.IsGenerationOperation(v.Str()) {
 			return nil
 		}
 	}
-	name := span.Name()
+	view := spanView{name: span.Name(), kind: span.Kind(), scope: scope}
 	for i := range t.presets {
-		if t.presets[i].matches(name, s) {
+		if t.presets[i].matches(&view, s) {
 			return &t.presets[i]
 		}
 	}
@@ -85,9 +85,17 @@ func (t *Table) classify(span ptrace.Span, s *scratch) *compiled {
 // Derive classifies span and, if a preset claims it, derives its values into
 // res and returns true. It returns false, at the cost of one scan of the
 // attribute keys and event names, for any other span. res is overwritten;
-// reuse it across calls.
+// reuse it across calls. The span's scope is taken as unknown: use DeriveIn
+// where it is known.
 func (t *Table) Derive(span ptrace.Span, res *Result) bool {
-	return t.derive(span, nil, res)
+	return t.derive(span, Scope{}, nil, res)
+}
+
+// DeriveIn is Derive for a span of the given instrumentation scope (see
+// ScopeOf): presets may match on the scope name, and the scope's convention
+// version decides what a missing stream flag means.
+func (t *Table) DeriveIn(span ptrace.Span, scope Scope, res *Result) bool {
+	return t.derive(span, scope, nil, res)
 }
 
 // Steps are the output times of a request's step spans (trace assembly),
@@ -99,28 +107,28 @@ type Steps struct {
 
 // DeriveWithSteps is Derive for a request whose output times come from its
 // step spans rather than from its own events. steps may be empty.
-func (t *Table) DeriveWithSteps(span ptrace.Span, steps *Steps, res *Result) bool {
+func (t *Table) DeriveWithSteps(span ptrace.Span, scope Scope, steps *Steps, res *Result) bool {
 	if steps == nil {
 		steps = &Steps{}
 	}
-	return t.derive(span, steps, res)
+	return t.derive(span, scope, steps, res)
 }
 
 // PresetAt returns the preset at index i of the matching order.
 func (t *Table) PresetAt(i int) *preset.Preset { return t.presets[i].p }
 
-func (t *Table) derive(span ptrace.Span, steps *Steps, res *Result) bool {
+func (t *Table) derive(span ptrace.Span, scope Scope, steps *Steps, res *Result) bool {
 	s := t.getScratch()
 	defer t.putScratch(s)
 	t.scan(span, s)
-	c := t.classify(span, s)
+	c := t.classify(span, &scope, s)
 	if c == nil {
 		return false
 	}
 	q, g := res.Qualifiers[:0], res.Gaps[:0]
 	*res = Result{Preset: c.p.Name, PresetIndex: c.index, Layer: c.p.Layer, Qualifiers: q, Gaps: g,
 		Marked: t.markerSlot >= 0 && s.has[t.markerSlot]}
-	c.derive(t, span, s, steps, res)
+	c.derive(t, span, &scope, s, steps, res)
 	return true
 }
 
@@ -184,7 +192,7 @@ func countValue(slots []countSlot, s *scratch, f Field, errs *Errors) (int64, bo
 	return n, true, true
 }
 
-func (c *compiled) derive(t *Table, span ptrace.Span, s *scratch, steps *Steps, res *Result) {
+func (c *compiled) derive(t *Table, span ptrace.Span, scope *Scope, s *scratch, steps *Steps, res *Result) {
 	errs := &res.Errors
 	start, end := uint64(span.StartTimestamp()), uint64(span.EndTimestamp())
 	spanOK := true
@@ -232,9 +240,11 @@ func (c *compiled) derive(t *Table, span ptrace.Span, s *scratch, steps *Steps, 
 		errs.Set(FieldEvents, Dropped)
 	}
 
-	// Stream flag: the attribute, or evidence of streaming.
-	if v, ok := first(c.stream, s); ok {
-		flag, r := parseBool(v)
+	// Stream flag: the attribute, or evidence of streaming, else what the
+	// producer's span name or convention version implies.
+	flagVal, flagged := first(c.stream, s)
+	if flagged {
+		flag, r := parseBool(flagVal)
 		if r != NoReason {
 			errs.Set(FieldStream, r)
 		}
@@ -242,6 +252,8 @@ func (c *compiled) derive(t *Table, span ptrace.Span, s *scratch, steps *Steps, 
 	}
 	if hasOutput {
 		res.Stream = True
+	} else if !flagged {
+		res.Stream = c.unflaggedStream(span.Name(), scope, s)
 	}
 	client := c.p.Layer == preset.LayerClient
 	nonStreaming := client && res.Stream == False
@@ -258,6 +270,7 @@ func (c *compiled) derive(t *Table, span ptrace.Span, s *scratch, steps *Steps, 
 	}
 	res.OutputTokens, res.HasOutputTokens = n, hasN
 	res.InputTokens, res.HasInputTokens, _ = countValue(c.input, s, FieldInputTokens, errs)
+	c.tokenDetails(s, res)
 	seqs := int64(1)
 	if k, ok, _ := countValue(c.reqN, s, FieldRequestN, errs); ok && k > 1 {
 		seqs = k
