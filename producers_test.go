@@ -1,12 +1,23 @@
 package llmsloprocessor
 
 import (
+	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/ptracetest"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/llmslo/llmslo/internal/metadata"
+	"github.com/llmslo/llmslo/internal/preset"
 )
 
 // producerGoldens are the producers added in 2026 (and the streaming rule
@@ -37,4 +48,76 @@ func compareGolden(t *testing.T, dir, input, expected string) {
 	want, err := golden.ReadTraces(filepath.Join(dir, expected))
 	require.NoError(t, err)
 	require.NoError(t, ptracetest.CompareTraces(want, got))
+}
+
+// mixedSources are the golden inputs merged, resource by resource, into
+// testdata/traces/mixed/input.yaml: every preset in one request, under many
+// resources and scopes.
+var mixedSources = append([]string{
+	"vllm", "sglang", "trtllm", "tgi_trace", "sglang_trace", "openllmetry", "openllmetry_legacy", "openlit",
+	"openinference", "semconv", "langfuse", "litellm", "v1", "v3", "non_llm", "hostile",
+}, producerGoldens...)
+
+// TestMixedBatch: all producers in one request come out span for span as
+// each producer's spans do alone, so no preset claims another's spans, and
+// the processor's telemetry counts every preset, each exactly.
+func TestMixedBatch(t *testing.T) {
+	dir := filepath.Join("testdata", "traces", "mixed")
+	compareGolden(t, dir, "input.yaml", "expected.yaml")
+
+	alone := map[pcommon.SpanID]ptrace.Span{}
+	wantRequests := map[string]int64{}
+	for _, src := range mixedSources {
+		in, err := golden.ReadTraces(filepath.Join("testdata", "traces", src, "input.yaml"))
+		require.NoError(t, err)
+		eachSpan(process(t, "golden", in), func(s ptrace.Span) {
+			require.NotContains(t, alone, s.SpanID(), "span ids must be unique across the merged inputs")
+			alone[s.SpanID()] = s
+			if src, ok := s.Attributes().Get("llm.metrics.source"); ok {
+				name, _, _ := strings.Cut(src.Str(), ":")
+				wantRequests[name]++
+			}
+		})
+	}
+
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	set := processortest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	cfg, err := loadConfig(t, "golden")
+	require.NoError(t, err)
+	in, err := golden.ReadTraces(filepath.Join(dir, "input.yaml"))
+	require.NoError(t, err)
+	mixed := processWith(t, cfg, set, in)
+
+	seen := 0
+	eachSpan(mixed, func(s ptrace.Span) {
+		seen++
+		a, ok := alone[s.SpanID()]
+		require.True(t, ok, "span %s of the mixed batch is in no source: regenerate mixed/input.yaml", s.SpanID())
+		assert.Equal(t, a.Attributes().AsRaw(), s.Attributes().AsRaw(), "span %s %q", s.SpanID(), s.Name())
+	})
+	assert.Equal(t, len(alone), seen, "the mixed batch holds every span of its sources")
+
+	m, err := tel.GetMetric("otelcol_processor_llm_slo_requests")
+	require.NoError(t, err)
+	got := map[string]int64{}
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		p, _ := dp.Attributes.Value("preset")
+		got[p.AsString()] += dp.Value
+	}
+	assert.Equal(t, wantRequests, got)
+	for _, name := range preset.Names() {
+		assert.Positive(t, got[name], "preset %s claims no span of the mixed batch", name)
+	}
+}
+
+func eachSpan(td ptrace.Traces, fn func(ptrace.Span)) {
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, s := range ss.Spans().All() {
+				fn(s)
+			}
+		}
+	}
 }
