@@ -121,3 +121,29 @@ func eachSpan(td ptrace.Traces, fn func(ptrace.Span)) {
 		}
 	}
 }
+
+// TestCustomPresetOnScope: a custom preset matches on the instrumentation
+// scope, the span kind and a condition that must not hold, and reads token
+// details, from the configuration.
+func TestCustomPresetOnScope(t *testing.T) {
+	cfg, err := loadConfig(t, "custom_scope")
+	require.NoError(t, err)
+	td := ptrace.NewTraces()
+	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
+	ss.Scope().SetName("my.agent.tracer")
+	s := ss.Spans().AppendEmpty()
+	s.SetName("chat")
+	s.SetKind(ptrace.SpanKindInternal)
+	s.SetStartTimestamp(1_767_225_600_000_000_000)
+	s.SetEndTimestamp(1_767_225_601_000_000_000)
+	s.Attributes().PutInt("my.ttft_ms", 125)
+	s.Attributes().PutInt("my.cached", 64)
+	s.Attributes().PutInt("my.thinking", 12)
+	out := processWith(t, cfg, processortest.NewNopSettings(metadata.Type), td)
+	got := out.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().AsRaw()
+	assert.Equal(t, "my_agent:attributes", got["llm.metrics.source"])
+	assert.Equal(t, 0.125, got["llm.ttft"])
+	assert.Equal(t, true, got["llm.stream"])
+	assert.Equal(t, int64(64), got["llm.cache_read.input_tokens"])
+	assert.Equal(t, int64(12), got["llm.reasoning.output_tokens"])
+}
