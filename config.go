@@ -142,7 +142,7 @@ type PresetConfig struct {
 	_ struct{}
 }
 
-// MatchConfig recognises the producer's spans: one of Any, all of All and
+// MatchConfig picks out the producer's spans: one of Any, all of All and
 // none of None.
 type MatchConfig struct {
 	Any  []CondConfig `mapstructure:"any"`

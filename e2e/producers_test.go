@@ -44,8 +44,8 @@ func chatAttrs(provider, model string, extra map[string]any) map[string]any {
 // microseconds, so a unit slip or a rounding to milliseconds shows.
 func producerSpans() []producerSpan {
 	const v141 = "https://opentelemetry.io/schemas/1.41.0"
-	streamed := func(ttftKey string, ttft float64) map[string]any {
-		return map[string]any{"gen_ai.request.stream": true, ttftKey: ttft}
+	streamed := func(ttft float64) map[string]any {
+		return map[string]any{"gen_ai.request.stream": true, "gen_ai.response.time_to_first_chunk": ttft}
 	}
 	strands := func(extra map[string]any) map[string]any {
 		a := map[string]any{"gen_ai.operation.name": "chat", "gen_ai.system": "strands-agents", "gen_ai.request.model": "us.anthropic.claude-sonnet-4-20250514-v1:0",
@@ -57,11 +57,11 @@ func producerSpans() []producerSpan {
 	}
 	return []producerSpan{
 		{row: "OTel Python GenAI (openai-v2, util-genai)", scope: "opentelemetry.util.genai", schema: v141, name: "chat gpt-4.1-mini", kind: ptrace.SpanKindClient, end: 1200,
-			attrs: chatAttrs("openai", "gpt-4.1-mini", streamed("gen_ai.response.time_to_first_chunk", 0.231457)), ttft: 0.231457, source: "semconv:attributes", stream: true},
+			attrs: chatAttrs("openai", "gpt-4.1-mini", streamed(0.231457)), ttft: 0.231457, source: "semconv:attributes", stream: true},
 		{row: "OTel Python GenAI, not streamed (v1.41: no flag)", scope: "opentelemetry.util.genai", schema: v141, name: "chat gpt-4.1-mini", kind: ptrace.SpanKindClient, end: 700,
 			attrs: chatAttrs("openai", "gpt-4.1-mini", nil), ttft: -1, source: "semconv:span", stream0: true},
 		{row: "Microsoft.Extensions.AI", scope: "Experimental.Microsoft.Extensions.AI", name: "chat gpt-4o", kind: ptrace.SpanKindClient, end: 1500,
-			attrs: chatAttrs("openai", "gpt-4o", streamed("gen_ai.response.time_to_first_chunk", 0.412301)), ttft: 0.412301, source: "semconv:attributes", stream: true},
+			attrs: chatAttrs("openai", "gpt-4o", streamed(0.412301)), ttft: 0.412301, source: "semconv:attributes", stream: true},
 		{row: "VS Code Copilot Chat", scope: "copilot-chat", name: "chat claude-sonnet-4", kind: ptrace.SpanKindClient, end: 2000,
 			attrs: chatAttrs("github", "claude-sonnet-4", map[string]any{"gen_ai.request.stream": true, "gen_ai.response.time_to_first_chunk": 0.500017, "copilot_chat.time_to_first_token": 500}),
 			ttft:  0.500017, source: "semconv:attributes", stream: true},
@@ -69,9 +69,9 @@ func producerSpans() []producerSpan {
 			attrs: chatAttrs("dashscope", "qwen3-coder-plus", map[string]any{"gen_ai.request.stream": true, "gen_ai.response.time_to_first_chunk": 0.100250, "ttft_ms": 100}),
 			ttft:  0.100250, source: "semconv:attributes", stream: true},
 		{row: "NeMo Guardrails", scope: "nemoguardrails", name: "chat meta/llama-3.1-8b-instruct", kind: ptrace.SpanKindClient, end: 900,
-			attrs: chatAttrs("nim", "meta/llama-3.1-8b-instruct", streamed("gen_ai.response.time_to_first_chunk", 0.333333)), ttft: 0.333333, source: "semconv:attributes", stream: true},
+			attrs: chatAttrs("nim", "meta/llama-3.1-8b-instruct", streamed(0.333333)), ttft: 0.333333, source: "semconv:attributes", stream: true},
 		{row: "LiteLLM OTel v2 (semconv span)", scope: "litellm", name: "chat gpt-4o", kind: ptrace.SpanKindClient, end: 1300,
-			attrs: chatAttrs("openai", "gpt-4o", streamed("gen_ai.response.time_to_first_chunk", 0.298765)), ttft: 0.298765, source: "semconv:attributes", stream: true},
+			attrs: chatAttrs("openai", "gpt-4o", streamed(0.298765)), ttft: 0.298765, source: "semconv:attributes", stream: true},
 		{row: "LiteLLM OTel v2 (litellm_request span)", scope: "litellm", name: "litellm_request", kind: ptrace.SpanKindClient, end: 1300,
 			attrs: map[string]any{"gen_ai.request.model": "gpt-4o", "llm.is_streaming": "True", "gen_ai.response.time_to_first_chunk": 0.298765, "gen_ai.usage.completion_tokens": 51},
 			ttft:  0.298765, source: "litellm:attributes", stream: true},
