@@ -147,3 +147,15 @@ func TestCustomPresetOnScope(t *testing.T) {
 	assert.Equal(t, int64(64), got["llm.cache_read.input_tokens"])
 	assert.Equal(t, int64(12), got["llm.reasoning.output_tokens"])
 }
+
+// TestIdempotentProducers: the mixed batch processed by two collector tiers
+// comes out as if processed once (the token-detail keys are the
+// processor's own, cleared and rewritten).
+func TestIdempotentProducers(t *testing.T) {
+	in, err := golden.ReadTraces(filepath.Join("testdata", "traces", "mixed", "input.yaml"))
+	require.NoError(t, err)
+	once := process(t, "golden", in)
+	again := ptrace.NewTraces()
+	once.CopyTo(again)
+	require.NoError(t, ptracetest.CompareTraces(once, process(t, "golden", again)))
+}
