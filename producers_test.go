@@ -149,8 +149,7 @@ func TestCustomPresetOnScope(t *testing.T) {
 }
 
 // TestIdempotentProducers: the mixed batch processed by two collector tiers
-// comes out as if processed once (the token-detail keys are the
-// processor's own, cleared and rewritten).
+// comes out as if processed once.
 func TestIdempotentProducers(t *testing.T) {
 	in, err := golden.ReadTraces(filepath.Join("testdata", "traces", "mixed", "input.yaml"))
 	require.NoError(t, err)
@@ -158,4 +157,33 @@ func TestIdempotentProducers(t *testing.T) {
 	again := ptrace.NewTraces()
 	once.CopyTo(again)
 	require.NoError(t, ptracetest.CompareTraces(once, process(t, "golden", again)))
+}
+
+// TestHeldSpanKeepsSchemaURLs: a request span the trace assembly holds back
+// comes out with its resource's and scope's schema_url (the streaming rule
+// reads them when the held span is derived again).
+func TestHeldSpanKeepsSchemaURLs(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.TraceAssembly.Enabled = true
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.SetSchemaUrl("https://opentelemetry.io/schemas/1.41.0")
+	ss := rs.ScopeSpans().AppendEmpty()
+	ss.SetSchemaUrl("https://opentelemetry.io/schemas/1.37.0")
+	ss.Scope().SetName("sglang")
+	s := ss.Spans().AppendEmpty()
+	s.SetName(" Req 1a2b3c4d")
+	s.SetTraceID(pcommon.TraceID{9})
+	s.SetStartTimestamp(1_767_225_600_000_000_000)
+	s.SetEndTimestamp(1_767_225_600_900_000_000)
+	require.NoError(t, s.Attributes().FromRaw(map[string]any{"rid": "1a2b3c4d", "gen_ai.latency.time_to_first_token": 0.2,
+		"gen_ai.latency.e2e": 0.9, "gen_ai.usage.completion_tokens": 5}))
+
+	out := processWith(t, cfg, processortest.NewNopSettings(metadata.Type), td) // held, then emitted at shutdown
+	require.Equal(t, 1, out.SpanCount())
+	gotRS := out.ResourceSpans().At(0)
+	assert.Equal(t, "https://opentelemetry.io/schemas/1.41.0", gotRS.SchemaUrl())
+	assert.Equal(t, "https://opentelemetry.io/schemas/1.37.0", gotRS.ScopeSpans().At(0).SchemaUrl())
+	src, _ := gotRS.ScopeSpans().At(0).Spans().At(0).Attributes().Get("llm.metrics.source")
+	assert.Equal(t, "sglang:attributes", src.Str())
 }
