@@ -39,7 +39,7 @@ type assembler struct {
 	logger *zap.Logger
 	now    func() time.Time
 	// release derives and writes a held span (the processor's write path).
-	release func(span ptrace.Span, resource pcommon.Map, steps *derive.Steps, evicted bool)
+	release func(span ptrace.Span, resource pcommon.Map, scope derive.Scope, steps *derive.Steps, evicted bool)
 	tel     *telemetry
 
 	mu     sync.Mutex
@@ -328,10 +328,12 @@ func (a *assembler) takeSteps(id pcommon.TraceID, expected int64) (*derive.Steps
 	return e.toSteps(), true
 }
 
-// hold keeps a copy of span until its steps arrive or the wait passes. It
-// reports false, keeping nothing, when the trace or the assembler already
-// holds as many request spans as its bounds allow.
-func (a *assembler) hold(span ptrace.Span, resource pcommon.Resource, scope pcommon.InstrumentationScope, expected int64) bool {
+// hold keeps a copy of span, with its resource and scope and their
+// schema_url (the convention version is read again on release), until its
+// steps arrive or the wait passes. It reports false, keeping nothing, when
+// the trace or the assembler already holds as many request spans as its
+// bounds allow.
+func (a *assembler) hold(span ptrace.Span, srcRS ptrace.ResourceSpans, srcSS ptrace.ScopeSpans, expected int64) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	e, ok := a.traces[span.TraceID()]
@@ -345,9 +347,11 @@ func (a *assembler) hold(span ptrace.Span, resource pcommon.Resource, scope pcom
 	}
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
-	resource.CopyTo(rs.Resource())
+	srcRS.Resource().CopyTo(rs.Resource())
+	rs.SetSchemaUrl(srcRS.SchemaUrl())
 	ss := rs.ScopeSpans().AppendEmpty()
-	scope.CopyTo(ss.Scope())
+	srcSS.Scope().CopyTo(ss.Scope())
+	ss.SetSchemaUrl(srcSS.SchemaUrl())
 	span.CopyTo(ss.Spans().AppendEmpty())
 	e = a.entry(span.TraceID())
 	e.held = append(e.held, heldSpan{td: td, deadline: a.now().Add(a.cfg.Wait), expected: expected})
@@ -415,8 +419,8 @@ func (a *assembler) releaseInto(out ptrace.Traces, e *traceEntry, evicted bool) 
 	steps := e.toSteps()
 	for _, h := range e.held {
 		rs := h.td.ResourceSpans().At(0)
-		span := rs.ScopeSpans().At(0).Spans().At(0)
-		a.release(span, rs.Resource().Attributes(), steps, evicted || e.truncated)
+		ss := rs.ScopeSpans().At(0)
+		a.release(ss.Spans().At(0), rs.Resource().Attributes(), derive.ScopeOf(rs, ss), steps, evicted || e.truncated)
 		rs.MoveTo(out.ResourceSpans().AppendEmpty())
 	}
 	a.totalHeld -= len(e.held)

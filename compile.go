@@ -3,6 +3,7 @@ package llmsloprocessor
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -29,7 +30,7 @@ func (pc *PresetConfig) build() (*preset.Preset, error) {
 		p.Layer = pc.Layer
 	}
 	if pc.Match != nil {
-		p.Match = preset.Match{Any: conds(pc.Match.Any), All: conds(pc.Match.All)}
+		p.Match = preset.Match{Any: conds(pc.Match.Any), All: conds(pc.Match.All), None: conds(pc.Match.None)}
 	}
 	err := pc.Attributes.applyTo(&p.Map)
 	if pc.Events != nil {
@@ -37,6 +38,9 @@ func (pc *PresetConfig) build() (*preset.Preset, error) {
 	}
 	if pc.TTFTNeedsStreamFlag != nil {
 		p.TTFTNeedsStreamFlag = *pc.TTFTNeedsStreamFlag
+	}
+	if pc.StreamBySpanName != nil {
+		p.StreamBySpanName = maps.Clone(pc.StreamBySpanName)
 	}
 	if verr := p.Validate(); verr != nil {
 		err = errors.Join(err, verr)
@@ -71,7 +75,8 @@ func (a *AttributesConfig) applyTo(m *preset.Mapping) error {
 	for _, l := range []struct {
 		src []string
 		dst *[]string
-	}{{a.OutputTokens, &m.OutputTokens}, {a.InputTokens, &m.InputTokens}, {a.RequestN, &m.RequestN}, {a.Stream, &m.Stream}, {a.Model, &m.Model}} {
+	}{{a.OutputTokens, &m.OutputTokens}, {a.InputTokens, &m.InputTokens}, {a.RequestN, &m.RequestN}, {a.Stream, &m.Stream}, {a.Model, &m.Model},
+		{a.CacheReadInputTokens, &m.CacheReadInputTokens}, {a.CacheWriteInputTokens, &m.CacheWriteInputTokens}, {a.ReasoningOutputTokens, &m.ReasoningOutputTokens}} {
 		if l.src != nil {
 			*l.dst = slices.Clone(l.src)
 		}
@@ -82,7 +87,8 @@ func (a *AttributesConfig) applyTo(m *preset.Mapping) error {
 func conds(cs []CondConfig) []preset.Cond {
 	out := make([]preset.Cond, 0, len(cs))
 	for _, c := range cs {
-		out = append(out, preset.Cond{SpanName: c.SpanName, SpanNameContains: c.SpanNameContains, Attribute: c.Attribute, AttributeValues: slices.Clone(c.Values), Event: c.Event})
+		out = append(out, preset.Cond{SpanName: c.SpanName, SpanNameContains: c.SpanNameContains, Attribute: c.Attribute, AttributeValues: slices.Clone(c.Values), Event: c.Event,
+			Scope: c.Scope, SpanKind: c.SpanKind})
 	}
 	return out
 }

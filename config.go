@@ -148,26 +148,34 @@ type PresetConfig struct {
 	// TTFTNeedsStreamFlag ignores the TTFT attribute unless the stream flag
 	// is true.
 	TTFTNeedsStreamFlag *bool `mapstructure:"ttft_needs_stream_flag"`
+	// StreamBySpanName gives the stream flag of a span without one from its
+	// name (span name: true or false).
+	StreamBySpanName map[string]bool `mapstructure:"stream_by_span_name"`
 
 	_ struct{}
 }
 
-// MatchConfig recognizes the producer's spans: one of Any and all of All.
+// MatchConfig picks out the producer's spans: one of Any, all of All and
+// none of None.
 type MatchConfig struct {
-	Any []CondConfig `mapstructure:"any"`
-	All []CondConfig `mapstructure:"all"`
+	Any  []CondConfig `mapstructure:"any"`
+	All  []CondConfig `mapstructure:"all"`
+	None []CondConfig `mapstructure:"none"`
 
 	_ struct{}
 }
 
 // CondConfig is one test; set exactly one of SpanName, SpanNameContains,
-// Attribute (optionally with Values) and Event.
+// Attribute (optionally with Values), Event, Scope (the instrumentation
+// scope name) and SpanKind.
 type CondConfig struct {
 	SpanName         string   `mapstructure:"span_name"`
 	SpanNameContains string   `mapstructure:"span_name_contains"`
 	Attribute        string   `mapstructure:"attribute"`
 	Values           []string `mapstructure:"values"`
 	Event            string   `mapstructure:"event"`
+	Scope            string   `mapstructure:"scope"`
+	SpanKind         string   `mapstructure:"span_kind"`
 
 	_ struct{}
 }
@@ -184,6 +192,10 @@ type AttributesConfig struct {
 	RequestN     []string       `mapstructure:"request_n"`
 	Stream       []string       `mapstructure:"stream"`
 	Model        []string       `mapstructure:"model"`
+
+	CacheReadInputTokens  []string `mapstructure:"cache_read_input_tokens"`
+	CacheWriteInputTokens []string `mapstructure:"cache_write_input_tokens"`
+	ReasoningOutputTokens []string `mapstructure:"reasoning_output_tokens"`
 
 	_ struct{}
 }

@@ -84,7 +84,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "no_thresholds", errs: []string{"slos[0]: set at least one of ttft, tpot, itl, e2e, queue_time"}},
 		{name: "negative_threshold", errs: []string{"slos[0].ttft: -1s must be a positive duration such as 500ms"}},
 		{name: "duplicate_slo", errs: []string{`slos[1].name: duplicate SLO name "a"`}},
-		{name: "unknown_preset", errs: []string{`presets: unknown preset "triton": allowed values are trtllm, vllm, sglang, tgi, engine, openlit, openllmetry, openinference, langfuse, litellm, semconv`}},
+		{name: "unknown_preset", errs: []string{`presets: unknown preset "triton": allowed values are trtllm, vllm, sglang, tgi, engine, strands, openlit, vercel_ai, openllmetry, openinference, langfuse, litellm, sentry, pydantic_ai, semconv`}},
 		{name: "bad_assembly", errs: []string{
 			"trace_assembly.wait: 0s must be a positive duration such as 6s",
 			"trace_assembly.max_steps: -1 must be positive",
@@ -94,7 +94,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "bad_prefix", errs: []string{`attribute_prefix: "llm" must end with "."`}},
 		{name: "bad_selector", errs: []string{
 			`slos[0].selector.layer: "edge": allowed values are "client", "server"`,
-			`slos[0].selector.presets: unknown preset "nope": allowed values are trtllm, vllm, sglang, tgi, engine, openlit, openllmetry, openinference, langfuse, litellm, semconv`,
+			`slos[0].selector.presets: unknown preset "nope": allowed values are trtllm, vllm, sglang, tgi, engine, strands, openlit, vercel_ai, openllmetry, openinference, langfuse, litellm, sentry, pydantic_ai, semconv`,
 			`slos[0].selector.attributes[0].key: must not be empty`,
 			`slos[0].selector.attributes[0].values: list at least one value`,
 		}},

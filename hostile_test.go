@@ -201,11 +201,12 @@ func TestBombValuesAreFinite(t *testing.T) {
 // write in this pass never survive by default; trust_upstream keeps them.
 func TestNamespaceOwnership(t *testing.T) {
 	forged := map[string]any{"llm.metrics.source": "vllm:attributes", "llm.slo.anything.met": true,
-		"llm.slo.interactive.violations": []any{}, "llm.ttft": 0.001, "llm.token_count.completion": 7, "http.method": "GET"}
+		"llm.slo.interactive.violations": []any{}, "llm.ttft": 0.001, "llm.token_count.completion": 7, "http.method": "GET",
+		"llm.cache_read.input_tokens": 999}
 	plain := func() ptrace.Traces { td, _ := oneSpan("GET /", t0, t0+1e9, forged); return td }
 	llm := func() ptrace.Traces {
 		attrs := map[string]any{"gen_ai.operation.name": "chat", "gen_ai.request.stream": false, "gen_ai.usage.output_tokens": 1,
-			"llm.slo.interactive.met": "forged", "llm.slo.forged.met": true}
+			"llm.slo.interactive.met": "forged", "llm.slo.forged.met": true, "llm.reasoning.output_tokens": 5}
 		td, _ := oneSpan("chat m", t0, t0+1e9, attrs)
 		return td
 	}
@@ -217,7 +218,8 @@ func TestNamespaceOwnership(t *testing.T) {
 	}{
 		{"plain span loses forged keys", false, plain, map[string]any{"llm.token_count.completion": int64(7), "http.method": "GET"}},
 		{"plain span kept under trust", true, plain, map[string]any{"llm.metrics.source": "vllm:attributes", "llm.slo.anything.met": true,
-			"llm.slo.interactive.violations": []any{}, "llm.ttft": 0.001, "llm.token_count.completion": int64(7), "http.method": "GET"}},
+			"llm.slo.interactive.violations": []any{}, "llm.ttft": 0.001, "llm.token_count.completion": int64(7), "http.method": "GET",
+			"llm.cache_read.input_tokens": int64(999)}},
 		{"LLM span without a source loses a client's verdict", false, llm, map[string]any{"gen_ai.operation.name": "chat",
 			"gen_ai.request.stream": false, "gen_ai.usage.output_tokens": int64(1), "llm.e2e": 1.0, "llm.ttft": nil, "llm.tpot": nil,
 			"llm.output_tokens": int64(1), "llm.layer": "client", "llm.stream": false, "llm.metrics.source": "semconv:span",

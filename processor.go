@@ -107,10 +107,10 @@ func (p *llmSLOProcessor) shutdown(ctx context.Context) error {
 }
 
 // releaseHeld derives and writes a request span the assembly held back.
-func (p *llmSLOProcessor) releaseHeld(span ptrace.Span, resource pcommon.Map, steps *derive.Steps, evicted bool) {
+func (p *llmSLOProcessor) releaseHeld(span ptrace.Span, resource pcommon.Map, scope derive.Scope, steps *derive.Steps, evicted bool) {
 	st := p.getState()
 	defer p.putState(st)
-	if !p.table.DeriveWithSteps(span, steps, &st.res) {
+	if !p.table.DeriveWithSteps(span, scope, steps, &st.res) {
 		return
 	}
 	if evicted {
@@ -133,13 +133,14 @@ func (p *llmSLOProcessor) addServerView(span ptrace.Span) {
 // assemble handles a request span of a producer with step spans, derived
 // already (from its steps when the assembly had them all). It reports
 // whether the span was held back (removed from its batch).
-func (p *llmSLOProcessor) assemble(span ptrace.Span, resource pcommon.Resource, scope pcommon.InstrumentationScope, st *batchState) bool {
+func (p *llmSLOProcessor) assemble(span ptrace.Span, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, st *batchState) bool {
+	resource := rs.Resource()
 	expected, wait := stepsToWaitFor(p.table.PresetAt(st.res.PresetIndex), st.res.OutputTokens, st.res.HasOutputTokens)
 	if st.res.Assembled || !wait {
 		p.write(span, resource.Attributes(), st)
 		return false
 	}
-	if !p.asm.hold(span, resource, scope, expected) {
+	if !p.asm.hold(span, rs, ss, expected) {
 		// Held state is full: pass the span at once, derived from its own
 		// attributes, saying why its step timing is missing.
 		st.res.Errors.Set(derive.FieldITL, derive.Overflow)
@@ -167,10 +168,11 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j)
+			scope := derive.ScopeOf(rs, ss)
 			spans := ss.Spans()
 			st.held = st.held[:0] // indexes of held spans, ascending
 			for k := 0; k < spans.Len(); k++ {
-				claimed, h := p.processSpan(spans.At(k), rs.Resource(), ss.Scope(), st)
+				claimed, h := p.processSpan(spans.At(k), rs, ss, scope, st)
 				recorded = recorded || claimed
 				if h {
 					st.held = append(st.held, k)
@@ -193,11 +195,13 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 	return td, nil
 }
 
-// processSpan derives and writes one span, or hands it to the trace
-// assembly. It reports whether a preset claimed the span and whether the
-// assembly held it (it keeps its own copy; the caller removes the span).
-func (p *llmSLOProcessor) processSpan(span ptrace.Span, resource pcommon.Resource, scope pcommon.InstrumentationScope, st *batchState) (claimed, held bool) {
-	claimed = p.table.Derive(span, &st.res)
+// processSpan derives and writes one span of rs and ss, or hands it to the
+// trace assembly; scope is what ss says about the producer (ScopeOf, read
+// once per ScopeSpans). It reports whether a preset claimed the span and
+// whether the assembly held it (it keeps its own copy; the caller removes
+// the span).
+func (p *llmSLOProcessor) processSpan(span ptrace.Span, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, scope derive.Scope, st *batchState) (claimed, held bool) {
+	claimed = p.table.DeriveIn(span, scope, &st.res)
 	if st.res.Marked {
 		if p.trust {
 			return false, false
@@ -209,17 +213,18 @@ func (p *llmSLOProcessor) processSpan(span ptrace.Span, resource pcommon.Resourc
 	if !claimed {
 		return false, false
 	}
+	resource := rs.Resource().Attributes()
 	if p.asm == nil {
-		p.write(span, resource.Attributes(), st)
+		p.write(span, resource, st)
 		return true, false
 	}
 	if st.res.Layer == preset.LayerServer {
 		p.asm.noteServer(span.TraceID(), &st.res)
 	}
 	if p.table.PresetAt(st.res.PresetIndex).Steps != nil {
-		return true, p.assemble(span, resource, scope, st)
+		return true, p.assemble(span, rs, ss, st)
 	}
-	p.write(span, resource.Attributes(), st)
+	p.write(span, resource, st)
 	if st.res.Layer == preset.LayerClient {
 		p.addServerView(span)
 	}
@@ -286,6 +291,7 @@ func (p *llmSLOProcessor) writeValues(attrs pcommon.Map, res *derive.Result, mod
 	if res.HasInputTokens {
 		attrs.PutInt(k.InputTokens, res.InputTokens)
 	}
+	putTokenDetails(attrs, k, res)
 	if model != "" {
 		attrs.PutStr(k.Model, model)
 	}

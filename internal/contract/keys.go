@@ -34,6 +34,16 @@ const (
 	SuffixSLO             = "slo."
 )
 
+// The token details mirror the conventions' gen_ai.usage.* names under the
+// prefix, as input_tokens and output_tokens do (gen_ai.usage.cache_read.
+// input_tokens -> llm.cache_read.input_tokens); cache_write is the name
+// after semantic-conventions-genai #440 (cache_creation before it).
+const (
+	SuffixCacheReadInputTokens  = "cache_read.input_tokens"
+	SuffixCacheWriteInputTokens = "cache_write.input_tokens"
+	SuffixReasoningOutputTokens = "reasoning.output_tokens"
+)
+
 // Keys are the attribute keys under one prefix. Build them once with NewKeys
 // and share them: the hot path must not concatenate strings.
 type Keys struct {
@@ -64,6 +74,13 @@ type Keys struct {
 	ServerQueueTime string // seconds, double
 	Error           string // string: "<field>:<reason>[,<field>:<reason>...]"
 	sloPrefix       string
+
+	// Token details, int, only as the producer gives them (never derived):
+	// input tokens served from the provider's prompt cache and written to
+	// it (both among InputTokens), reasoning tokens among OutputTokens.
+	CacheReadInputTokens  string
+	CacheWriteInputTokens string
+	ReasoningOutputTokens string
 }
 
 // NewKeys returns the keys under prefix, which should end with a dot.
@@ -88,6 +105,10 @@ func NewKeys(prefix string) Keys {
 		ServerQueueTime: prefix + SuffixServerQueueTime,
 		Error:           prefix + SuffixError,
 		sloPrefix:       prefix + SuffixSLO,
+
+		CacheReadInputTokens:  prefix + SuffixCacheReadInputTokens,
+		CacheWriteInputTokens: prefix + SuffixCacheWriteInputTokens,
+		ReasoningOutputTokens: prefix + SuffixReasoningOutputTokens,
 	}
 }
 
@@ -107,7 +128,8 @@ func (k Keys) Owns(key string) bool {
 // fixed lists every key above after the prefix (not the SLO subtree).
 var fixed = [...]string{SuffixTTFT, SuffixTPOT, SuffixE2E, SuffixITLMean, SuffixITLMax, SuffixITLGaps,
 	SuffixITLGapWeights, SuffixQueueTime, SuffixOutputTokens, SuffixInputTokens, SuffixModel, SuffixLayer,
-	SuffixStream, SuffixSource, SuffixServerTTFT, SuffixServerQueueTime, SuffixError}
+	SuffixStream, SuffixSource, SuffixServerTTFT, SuffixServerQueueTime, SuffixError,
+	SuffixCacheReadInputTokens, SuffixCacheWriteInputTokens, SuffixReasoningOutputTokens}
 
 var fixedSet = func() map[string]bool {
 	m := make(map[string]bool, len(fixed))

@@ -73,15 +73,15 @@ func (t *Table) scan(span ptrace.Span, s *scratch) {
 }
 
 // classify returns the preset claiming the span, or nil.
-func (t *Table) classify(span ptrace.Span, s *scratch) *compiled {
+func (t *Table) classify(span ptrace.Span, scope *Scope, s *scratch) *compiled {
 	if s.has[t.opSlot] {
 		if v := s.vals[t.opSlot]; v.Type() == pcommon.ValueTypeStr && !preset.IsGenerationOperation(v.Str()) {
 			return nil
 		}
 	}
-	name := span.Name()
+	view := spanView{name: span.Name(), kind: span.Kind(), scope: scope}
 	for i := range t.presets {
-		if t.presets[i].matches(name, s) {
+		if t.presets[i].matches(&view, s) {
 			return &t.presets[i]
 		}
 	}
@@ -92,9 +92,17 @@ func (t *Table) classify(span ptrace.Span, s *scratch) *compiled {
 // res and returns true. It returns false, at the cost of one scan of the
 // attribute keys and event names, for any other span. res is overwritten;
 // reuse it across calls. res.Marked is set in both cases; the rest of res
-// only when Derive returns true.
+// only when Derive returns true. The span's scope is taken as unknown: use
+// DeriveIn where it is known.
 func (t *Table) Derive(span ptrace.Span, res *Result) bool {
-	return t.derive(span, nil, res)
+	return t.derive(span, Scope{}, nil, res)
+}
+
+// DeriveIn is Derive for a span of the given instrumentation scope (see
+// ScopeOf): presets may match on the scope name, and the scope's convention
+// version decides what a missing stream flag means.
+func (t *Table) DeriveIn(span ptrace.Span, scope Scope, res *Result) bool {
+	return t.derive(span, scope, nil, res)
 }
 
 // Steps are the output times of a request's step spans (trace assembly),
@@ -115,21 +123,21 @@ type StepSource interface {
 // DeriveWithSteps is Derive for a request whose output times come from the
 // given step spans rather than from its own events (a request the trace
 // assembly held, released). steps may be empty; the StepSource is not asked.
-func (t *Table) DeriveWithSteps(span ptrace.Span, steps *Steps, res *Result) bool {
+func (t *Table) DeriveWithSteps(span ptrace.Span, scope Scope, steps *Steps, res *Result) bool {
 	if steps == nil {
 		steps = &Steps{}
 	}
-	return t.derive(span, steps, res)
+	return t.derive(span, scope, steps, res)
 }
 
 // PresetAt returns the preset at index i of the matching order.
 func (t *Table) PresetAt(i int) *preset.Preset { return t.presets[i].p }
 
-func (t *Table) derive(span ptrace.Span, steps *Steps, res *Result) bool {
+func (t *Table) derive(span ptrace.Span, scope Scope, steps *Steps, res *Result) bool {
 	s := t.getScratch()
 	defer t.putScratch(s)
 	t.scan(span, s)
-	c := t.classify(span, s)
+	c := t.classify(span, &scope, s)
 	if c == nil {
 		res.Marked = s.owned
 		return false
@@ -137,7 +145,7 @@ func (t *Table) derive(span ptrace.Span, steps *Steps, res *Result) bool {
 	q, g, w := res.Qualifiers[:0], res.Gaps[:0], res.GapWeights[:0]
 	*res = Result{Preset: c.p.Name, PresetIndex: c.index, Layer: c.p.Layer, Qualifiers: q, Gaps: g, GapWeights: w,
 		Marked: s.owned}
-	c.derive(t, span, s, steps, res)
+	c.derive(t, span, &scope, s, steps, res)
 	return true
 }
 

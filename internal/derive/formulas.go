@@ -17,9 +17,12 @@ type request struct {
 	c    *compiled
 	s    *scratch
 	span ptrace.Span
-	res  *Result
-	errs *Errors
-	out  *outputEvents
+	// scope is what the span's instrumentation scope says of its producer
+	// (a copy: a pointer in request would move the caller's to the heap).
+	scope Scope
+	res   *Result
+	errs  *Errors
+	out   *outputEvents
 
 	start, end uint64
 	// spanOK: the span's timestamps are usable (present, ordered, within
@@ -40,8 +43,8 @@ type request struct {
 	seqs int64
 }
 
-func (c *compiled) derive(t *Table, span ptrace.Span, s *scratch, steps *Steps, res *Result) {
-	r := request{c: c, s: s, span: span, res: res, errs: &res.Errors, out: &s.out,
+func (c *compiled) derive(t *Table, span ptrace.Span, scope *Scope, s *scratch, steps *Steps, res *Result) {
+	r := request{c: c, s: s, span: span, scope: *scope, res: res, errs: &res.Errors, out: &s.out,
 		client: c.p.Layer == preset.LayerClient, ttftNs: -1, e2eNs: -1, seqs: 1}
 	r.checkSpan()
 	r.outputTokenAttr()
@@ -118,17 +121,22 @@ func (r *request) collectOutputs(t *Table, steps *Steps) {
 	}
 }
 
-// stream: the flag attribute, or evidence of streaming (output times).
+// stream: the flag attribute, or evidence of streaming (output times), else
+// what the producer's span name or convention version implies.
 func (r *request) stream() {
-	if v, ok := first(r.c.stream, r.s); ok {
+	v, flagged := first(r.c.stream, r.s)
+	if flagged {
 		flag, reason := parseBool(v)
 		if reason != NoReason {
 			r.errs.Set(FieldStream, reason)
 		}
 		r.res.Stream = flag
 	}
-	if r.hasOutput {
+	switch {
+	case r.hasOutput:
 		r.res.Stream = True
+	case !flagged:
+		r.res.Stream = r.c.unflaggedStream(r.span.Name(), &r.scope, r.s)
 	}
 }
 
@@ -142,7 +150,8 @@ func (r *request) outputTokenAttr() {
 }
 
 // tokens: N is the usage count, else the sum of the output times' token
-// counts; input tokens; the number of sequences N is summed over.
+// counts; input tokens and the producer's token details; the number of
+// sequences N is summed over.
 func (r *request) tokens() {
 	c, s, res, errs := r.c, r.s, r.res, r.errs
 	n, hasN := res.OutputTokens, res.HasOutputTokens
@@ -160,6 +169,7 @@ func (r *request) tokens() {
 	}
 	res.OutputTokens, res.HasOutputTokens = n, hasN
 	res.InputTokens, res.HasInputTokens = countValue(c.input, s, FieldInputTokens, errs)
+	c.tokenDetails(s, res)
 	if k, ok := countValue(c.reqN, s, FieldRequestN, errs); ok && k > 1 {
 		r.seqs = k
 		res.Qualifiers = append(res.Qualifiers, "n="+strconv.FormatInt(k, 10))

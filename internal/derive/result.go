@@ -82,6 +82,10 @@ type Result struct {
 
 	OutputTokens, InputTokens       int64
 	HasOutputTokens, HasInputTokens bool
+	// Token details as the producer gives them: input tokens read from and
+	// written to the prompt cache, reasoning tokens among the output.
+	CacheReadInputTokens, CacheWriteInputTokens, ReasoningOutputTokens          int64
+	HasCacheReadInputTokens, HasCacheWriteInputTokens, HasReasoningOutputTokens bool
 
 	Stream Tri
 	Model  string
@@ -111,13 +115,17 @@ const (
 	FieldInputTokens
 	FieldRequestN
 	FieldStream
+	FieldCacheReadInputTokens
+	FieldCacheWriteInputTokens
+	FieldReasoningOutputTokens
 	// FieldModel is the resolved model name (the processor repairs it).
 	FieldModel
 	// NumFields is the number of fields.
 	NumFields
 )
 
-var fieldNames = [NumFields]string{"span", "events", "ttft", "e2e", "tpot", "itl", "queue_time", "output_tokens", "input_tokens", "request_n", "stream", "model"}
+var fieldNames = [NumFields]string{"span", "events", "ttft", "e2e", "tpot", "itl", "queue_time", "output_tokens", "input_tokens", "request_n", "stream",
+	"cache_read.input_tokens", "cache_write.input_tokens", "reasoning.output_tokens", "model"}
 
 func (f Field) String() string { return fieldNames[f] }
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llmslo/llmslo/internal/preset"
 )
@@ -42,13 +43,28 @@ const (
 	condSpanNameContains
 	condAttr
 	condEvent
+	condScope
+	condSpanKind
 )
 
+var spanKinds = map[string]ptrace.SpanKind{
+	"internal": ptrace.SpanKindInternal, "server": ptrace.SpanKindServer, "client": ptrace.SpanKindClient,
+	"producer": ptrace.SpanKindProducer, "consumer": ptrace.SpanKindConsumer,
+}
+
 type compiledCond struct {
-	kind   condKind
-	text   string
-	slot   int
-	values []string
+	kind     condKind
+	text     string
+	slot     int
+	values   []string
+	spanKind ptrace.SpanKind // condSpanKind
+}
+
+// spanView is what recognition reads besides the scanned attributes.
+type spanView struct {
+	name  string
+	kind  ptrace.SpanKind
+	scope *Scope
 }
 
 type timing struct {
@@ -57,12 +73,15 @@ type timing struct {
 }
 
 type compiled struct {
-	p        *preset.Preset
-	index    int
-	any, all []compiledCond
+	p              *preset.Preset
+	index          int
+	any, all, none []compiledCond
 
 	ttft, e2e, itlMean, queue []timing
 	output, input, reqN       []countSlot
+	cacheRead, cacheWrite     []countSlot
+	reasoning                 []countSlot
+	streamByName              map[string]bool
 	stream, mdl               []int
 	chunk, first              []int // event slots
 	tokenCount                string
@@ -98,6 +117,7 @@ func NewTable(presets []*preset.Preset, opts Options) *Table {
 		c := compiled{p: p, index: len(t.presets), tokenCount: p.Ev.TokenCount}
 		c.any = t.conds(p.Match.Any)
 		c.all = t.conds(p.Match.All)
+		c.none = t.conds(p.Match.None)
 		c.ttft = t.timings(p.Map.TTFT)
 		c.e2e = t.timings(p.Map.E2E)
 		c.itlMean = t.timings(p.Map.ITLMean)
@@ -105,6 +125,10 @@ func NewTable(presets []*preset.Preset, opts Options) *Table {
 		c.output = t.counts(p.Map.OutputTokens)
 		c.input = t.counts(p.Map.InputTokens)
 		c.reqN = t.counts(p.Map.RequestN)
+		c.cacheRead = t.counts(p.Map.CacheReadInputTokens)
+		c.cacheWrite = t.counts(p.Map.CacheWriteInputTokens)
+		c.reasoning = t.counts(p.Map.ReasoningOutputTokens)
+		c.streamByName = p.StreamBySpanName
 		c.stream = t.attrs(p.Map.Stream)
 		c.mdl = t.attrs(p.Map.Model)
 		c.chunk = t.events(p.Ev.Chunk)
@@ -193,6 +217,10 @@ func (t *Table) conds(cs []preset.Cond) []compiledCond {
 			out = append(out, compiledCond{kind: condAttr, slot: t.attr(c.Attribute), values: slices.Clone(c.AttributeValues)})
 		case c.Event != "":
 			out = append(out, compiledCond{kind: condEvent, slot: t.event(c.Event)})
+		case c.Scope != "":
+			out = append(out, compiledCond{kind: condScope, text: c.Scope})
+		case c.SpanKind != "":
+			out = append(out, compiledCond{kind: condSpanKind, spanKind: spanKinds[c.SpanKind]})
 		}
 	}
 	return out
@@ -215,12 +243,16 @@ func (c *compiled) eventKind(t *Table) func(string) eventKind {
 	}
 }
 
-func (c *compiledCond) holds(name string, s *scratch) bool {
+func (c *compiledCond) holds(v *spanView, s *scratch) bool {
 	switch c.kind {
 	case condSpanName:
-		return name == c.text
+		return v.name == c.text
 	case condSpanNameContains:
-		return strings.Contains(name, c.text)
+		return strings.Contains(v.name, c.text)
+	case condScope:
+		return v.scope.Name == c.text
+	case condSpanKind:
+		return v.kind == c.spanKind
 	case condAttr:
 		if !s.has[c.slot] {
 			return false
@@ -235,10 +267,10 @@ func (c *compiledCond) holds(name string, s *scratch) bool {
 	}
 }
 
-func (c *compiled) matches(name string, s *scratch) bool {
+func (c *compiled) matches(v *spanView, s *scratch) bool {
 	anyHolds := false
 	for i := range c.any {
-		if c.any[i].holds(name, s) {
+		if c.any[i].holds(v, s) {
 			anyHolds = true
 			break
 		}
@@ -247,7 +279,12 @@ func (c *compiled) matches(name string, s *scratch) bool {
 		return false
 	}
 	for i := range c.all {
-		if !c.all[i].holds(name, s) {
+		if !c.all[i].holds(v, s) {
+			return false
+		}
+	}
+	for i := range c.none {
+		if c.none[i].holds(v, s) {
 			return false
 		}
 	}

@@ -10,6 +10,34 @@ var (
 	streamKeys      = []string{"gen_ai.request.stream", "gen_ai.request.is_stream", "gen_ai.is_streaming", "llm.is_streaming"}
 	modelKeys       = []string{"gen_ai.response.model", "gen_ai.request.model", "llm.model_name", "langfuse.observation.model.name"}
 
+	// Token details, by the names producers write today: the conventions'
+	// (cache_write after semantic-conventions-genai #440, cache_creation
+	// before it), Strands', OpenLLMetry's and OpenInference's.
+	cacheReadKeys = []string{
+		"gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
+		"llm.token_count.prompt_details.cache_read",
+	}
+	cacheWriteKeys = []string{
+		"gen_ai.usage.cache_write.input_tokens", "gen_ai.usage.cache_creation.input_tokens",
+		"gen_ai.usage.cache_write_input_tokens", "gen_ai.usage.cache_creation_input_tokens",
+		"llm.token_count.prompt_details.cache_write",
+	}
+	reasoningKeys = []string{
+		"gen_ai.usage.reasoning.output_tokens", "gen_ai.usage.reasoning_tokens",
+		"llm.token_count.completion_details.reasoning",
+	}
+
+	// semconvTTFT is the client's time to first chunk, in seconds, under
+	// every name a semantic-convention emitter puts on its span: the
+	// attribute of v1.41, then the v1.41 metric name and its renamed
+	// successor used as span attributes (Pydantic AI, the Vercel AI SDK's
+	// semconv mode).
+	semconvTTFT = []TimingAttr{
+		{Key: "gen_ai.response.time_to_first_chunk"},
+		{Key: "gen_ai.client.operation.time_to_first_chunk"},
+		{Key: "gen_ai.client.inference.time_to_first_chunk"},
+	}
+
 	// chunkEvents are OpenLLMetry's per-chunk events: the current name (since
 	// 0.55.0) and the older one. Every client preset reads them, so a producer
 	// that adds them to an otherwise plain span gets ITL for free.
@@ -32,14 +60,28 @@ var (
 		RequestN:     []string{"gen_ai.request.n"},
 		Stream:       streamKeys,
 		Model:        modelKeys,
+		// vLLM PR #54476 adds the conventions' cache-read count.
+		CacheReadInputTokens: []string{"gen_ai.usage.cache_read.input_tokens"},
 	}
 
 	clientMapping = Mapping{
-		OutputTokens: outputTokenKeys,
-		InputTokens:  inputTokenKeys,
-		Stream:       streamKeys,
-		Model:        modelKeys,
+		OutputTokens:          outputTokenKeys,
+		InputTokens:           inputTokenKeys,
+		Stream:                streamKeys,
+		Model:                 modelKeys,
+		CacheReadInputTokens:  cacheReadKeys,
+		CacheWriteInputTokens: cacheWriteKeys,
+		ReasoningOutputTokens: reasoningKeys,
 	}
+)
+
+// Instrumentation scope names that identify a producer.
+const (
+	// StrandsScope is the tracer of strands-agents/sdk-python
+	// (src/strands/telemetry/tracer.py: get_tracer(__name__)).
+	StrandsScope = "strands.telemetry.tracer"
+	// PydanticAIScope is the tracer of Pydantic AI's InstrumentedModel.
+	PydanticAIScope = "pydantic-ai"
 )
 
 func with(m Mapping, f func(*Mapping)) Mapping {
@@ -52,6 +94,11 @@ func with(m Mapping, f func(*Mapping)) Mapping {
 // generic semantic-convention rule they would also satisfy. Each call returns
 // fresh values, so callers may modify them.
 func Builtin() []*Preset {
+	return slices.Concat(servers(), agentsAndOpenLIT(), sdks(), semconvFamily())
+}
+
+// servers are the engines: their spans carry the gen_ai.latency.* family.
+func servers() []*Preset {
 	return []*Preset{
 		{
 			// TensorRT-LLM copies vLLM's tracing; its KV-transfer attribute is
@@ -106,6 +153,14 @@ func Builtin() []*Preset {
 			Map:   engineMapping,
 			Ev:    chunkEvents,
 		},
+	}
+}
+
+// agentsAndOpenLIT: Strands before OpenLIT, which writes the same keys in
+// seconds; the Vercel AI SDK's ai.* spans.
+func agentsAndOpenLIT() []*Preset {
+	return []*Preset{
+		strandsPreset(),
 		{
 			// OpenLIT reuses the semconv server metric names as client span
 			// attributes; its "time per output token" is a mean chunk gap.
@@ -119,6 +174,13 @@ func Builtin() []*Preset {
 			Ev:                  chunkEvents,
 			TTFTNeedsStreamFlag: true,
 		},
+		vercelAIPreset(),
+	}
+}
+
+// sdks are the client instrumentations with their own conventions.
+func sdks() []*Preset {
+	return []*Preset{
 		{
 			Name:  "openllmetry",
 			Layer: LayerClient,
@@ -162,17 +224,47 @@ func Builtin() []*Preset {
 				Any: []Cond{{SpanName: "litellm_request"}, {SpanName: "Received Proxy Server Request"}},
 				All: []Cond{{Attribute: "gen_ai.request.model"}},
 			},
-			Map: clientMapping,
+			// LiteLLM v1 puts no TTFT on spans; with LITELLM_OTEL_V2 it
+			// writes the conventions' attribute.
+			Map: with(clientMapping, func(m *Mapping) { m.TTFT = semconvTTFT }),
 			Ev:  chunkEvents,
+		},
+	}
+}
+
+// semconvFamily: producers that follow the GenAI conventions with a twist,
+// then the conventions themselves, which every other generation span satisfies.
+func semconvFamily() []*Preset {
+	return []*Preset{
+		{
+			// Sentry's SDKs: the older gen_ai.response.time_to_first_token
+			// (seconds; renamed to the conventions' time_to_first_chunk in
+			// sentry-python #7472) and their own stream flag.
+			Name:  "sentry",
+			Layer: LayerClient,
+			Match: Match{Any: []Cond{{Attribute: "gen_ai.response.time_to_first_token"}, {Attribute: "gen_ai.response.streaming"}}},
+			Map: with(clientMapping, func(m *Mapping) {
+				m.TTFT = slices.Concat(semconvTTFT, []TimingAttr{{Key: "gen_ai.response.time_to_first_token"}})
+				m.Stream = slices.Concat([]string{"gen_ai.response.streaming"}, streamKeys)
+			}),
+			Ev: chunkEvents,
+		},
+		{
+			// Pydantic AI (and Logfire over it) puts the v1.41 metric name
+			// gen_ai.client.operation.time_to_first_chunk (seconds) on its
+			// "chat {model}" spans, and sets no stream flag.
+			Name:  "pydantic_ai",
+			Layer: LayerClient,
+			Match: Match{Any: []Cond{{Scope: PydanticAIScope}}},
+			Map:   with(clientMapping, func(m *Mapping) { m.TTFT = semconvTTFT }),
+			Ev:    chunkEvents,
 		},
 		{
 			Name:  "semconv",
 			Layer: LayerClient,
 			Match: Match{Any: []Cond{{Attribute: OperationNameKey, AttributeValues: GenerationOperations}}},
-			Map: with(clientMapping, func(m *Mapping) {
-				m.TTFT = []TimingAttr{{Key: "gen_ai.response.time_to_first_chunk"}}
-			}),
-			Ev: chunkEvents,
+			Map:   with(clientMapping, func(m *Mapping) { m.TTFT = semconvTTFT }),
+			Ev:    chunkEvents,
 		},
 	}
 }
@@ -184,5 +276,77 @@ func DefaultEvents() Events {
 		Chunk:      append([]string(nil), chunkEvents.Chunk...),
 		FirstToken: append([]string(nil), chunkEvents.FirstToken...),
 		TokenCount: chunkEvents.TokenCount,
+	}
+}
+
+func strandsPreset() *Preset {
+	return &Preset{
+		// Strands Agents writes the time to first byte and the model's
+		// latency in MILLISECONDS (integers) under the conventions'
+		// server metric names, which OpenLIT writes in seconds: this
+		// preset comes first and claims Strands' spans by their
+		// instrumentation scope, or, where the scope is another (the
+		// TypeScript SDK names its tracer after the service), by their
+		// shape: a span named exactly "chat", kind INTERNAL, with one of
+		// those attributes and without OpenLIT's stream flag. OpenLIT's
+		// spans are "chat {model}", kind CLIENT. Strands always streams
+		// (its models only implement stream()).
+		Name:  "strands",
+		Layer: LayerClient,
+		Match: Match{
+			Any: []Cond{
+				{Scope: StrandsScope},
+				{Attribute: "gen_ai.server.time_to_first_token"},
+				{Attribute: "gen_ai.server.request.duration"},
+			},
+			All:  []Cond{{SpanName: "chat"}, {SpanKind: "internal"}},
+			None: []Cond{{Attribute: "gen_ai.request.is_stream"}},
+		},
+		Map: with(clientMapping, func(m *Mapping) {
+			m.TTFT = []TimingAttr{{Key: "gen_ai.server.time_to_first_token", Unit: Milliseconds}}
+			// gen_ai.server.request.duration (ms) is the provider's own
+			// latency (Bedrock's latencyMs), another clock than the TTFT
+			// Strands measures: E2E stays the span's, as for every
+			// client span, and TPOT never mixes the two.
+		}),
+		Ev:               chunkEvents,
+		StreamBySpanName: map[string]bool{"chat": true},
+	}
+}
+
+func vercelAIPreset() *Preset {
+	return &Preset{
+		// The Vercel AI SDK's ai.* spans (the legacy OpenTelemetry
+		// integration and experimental_telemetry): one span per model
+		// call, named after it; the root ai.streamText span spans every
+		// step and tool call, so it is not a request. Timings are
+		// milliseconds from the call's start; the ai.stream.firstChunk
+		// event is the fallback for the TTFT attribute.
+		Name:  "vercel_ai",
+		Layer: LayerClient,
+		Match: Match{Any: []Cond{
+			{SpanName: "ai.streamText.doStream"}, {SpanName: "ai.streamObject.doStream"},
+			{SpanName: "ai.generateText.doGenerate"}, {SpanName: "ai.generateObject.doGenerate"},
+		}},
+		Map: with(clientMapping, func(m *Mapping) {
+			m.TTFT = []TimingAttr{{Key: "ai.response.msToFirstChunk", Unit: Milliseconds}, {Key: "ai.stream.msToFirstChunk", Unit: Milliseconds}}
+			m.E2E = []TimingAttr{{Key: "ai.response.msToFinish", Unit: Milliseconds}}
+			// AI SDK 5+ names, then AI SDK 4's.
+			m.OutputTokens = slices.Concat(outputTokenKeys, []string{"ai.usage.outputTokens", "ai.usage.completionTokens"})
+			m.InputTokens = slices.Concat(inputTokenKeys, []string{"ai.usage.inputTokens", "ai.usage.promptTokens"})
+			m.CacheReadInputTokens = slices.Concat([]string{"ai.usage.cachedInputTokens", "ai.usage.inputTokenDetails.cacheReadTokens"}, cacheReadKeys)
+			m.CacheWriteInputTokens = slices.Concat([]string{"ai.usage.inputTokenDetails.cacheWriteTokens"}, cacheWriteKeys)
+			m.ReasoningOutputTokens = slices.Concat([]string{"ai.usage.reasoningTokens", "ai.usage.outputTokenDetails.reasoningTokens"}, reasoningKeys)
+			m.Model = slices.Concat([]string{"gen_ai.response.model", "ai.response.model", "gen_ai.request.model", "ai.model.id"}, modelKeys[2:])
+		}),
+		Ev: Events{
+			Chunk:      chunkEvents.Chunk,
+			FirstToken: []string{"ai.stream.firstChunk", "First Token Stream Event"},
+			TokenCount: chunkEvents.TokenCount,
+		},
+		StreamBySpanName: map[string]bool{
+			"ai.streamText.doStream": true, "ai.streamObject.doStream": true,
+			"ai.generateText.doGenerate": false, "ai.generateObject.doGenerate": false,
+		},
 	}
 }

@@ -90,6 +90,13 @@ type Mapping struct {
 	RequestN []string
 	Stream   []string // bool, or a string "true"/"True"/"false"/"False"
 	Model    []string
+
+	// Token details, recorded as the producer gives them (never derived):
+	// input tokens read from the provider's prompt cache, input tokens
+	// written to it, and the reasoning tokens among the output tokens.
+	CacheReadInputTokens  []string
+	CacheWriteInputTokens []string
+	ReasoningOutputTokens []string
 }
 
 // Events says which span events mark output.
@@ -112,14 +119,25 @@ type Cond struct {
 	Attribute        string   // this span attribute is present
 	AttributeValues  []string // ... and, if set, has one of these string values
 	Event            string   // a span event of this name is present
+	// Scope: the span's instrumentation scope name equals this (Strands
+	// names its tracer strands.telemetry.tracer, Pydantic AI pydantic-ai).
+	Scope string
+	// SpanKind: the span's kind is this, one of SpanKindNames.
+	SpanKind string
 }
 
+// SpanKindNames are the values of Cond.SpanKind.
+var SpanKindNames = []string{"internal", "server", "client", "producer", "consumer"}
+
 // Match recognizes a producer's request spans: the span must satisfy at
-// least one of Any and every one of All.
+// least one of Any, every one of All and none of None.
 type Match struct {
-	Any []Cond
-	All []Cond
+	Any  []Cond
+	All  []Cond
+	None []Cond
 }
+
+func (m *Match) conds() []Cond { return slices.Concat(m.Any, m.All, m.None) }
 
 // StepTime says which end of a step span marks its output.
 type StepTime uint8
@@ -160,6 +178,11 @@ type Preset struct {
 	TTFTNeedsStreamFlag bool
 	// Steps, if set, names the step spans of the trace-assembly mode.
 	Steps *Steps
+	// StreamBySpanName gives the stream flag of a span that carries none,
+	// by its name, for producers whose span name says it: the Vercel AI
+	// SDK's ai.streamText.doStream streams, its ai.generateText.doGenerate
+	// does not; Strands always streams its "chat" span.
+	StreamBySpanName map[string]bool
 }
 
 // Validate reports the first problem with a preset, naming the field.
@@ -173,18 +196,21 @@ func (p *Preset) Validate() error {
 	if len(p.Match.Any) == 0 {
 		return fmt.Errorf("preset %q: match: at least one condition is required", p.Name)
 	}
-	for _, c := range slices.Concat(p.Match.Any, p.Match.All) {
+	for _, c := range p.Match.conds() {
 		n := 0
-		for _, s := range []string{c.SpanName, c.SpanNameContains, c.Attribute, c.Event} {
+		for _, s := range []string{c.SpanName, c.SpanNameContains, c.Attribute, c.Event, c.Scope, c.SpanKind} {
 			if s != "" {
 				n++
 			}
 		}
 		if n != 1 {
-			return fmt.Errorf("preset %q: match: each condition sets exactly one of span_name, span_name_contains, attribute, event", p.Name)
+			return fmt.Errorf("preset %q: match: each condition sets exactly one of span_name, span_name_contains, attribute, event, scope, span_kind", p.Name)
 		}
 		if len(c.AttributeValues) > 0 && c.Attribute == "" {
 			return fmt.Errorf("preset %q: match: values need an attribute", p.Name)
+		}
+		if c.SpanKind != "" && !slices.Contains(SpanKindNames, c.SpanKind) {
+			return fmt.Errorf("preset %q: match: span_kind %q: allowed values are %s", p.Name, c.SpanKind, strings.Join(SpanKindNames, ", "))
 		}
 	}
 	return nil
