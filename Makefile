@@ -23,6 +23,10 @@ dist: $(BUILDER) ## Build the collector distribution into ./dist (the first buil
 	$(BUILDER) --config builder-config.yaml
 	@$(DIST) components | grep -A1 -E 'name: llm_slo' | head -4
 
+.PHONY: cli
+cli: ## Build the llmslo command (rules, dashboard) into bin/llmslo
+	$(GO) build -o bin/llmslo ./cmd/llmslo
+
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(GOBIN)/golangci-lint
 
