@@ -38,6 +38,7 @@ $(GOLANGCI_LINT):
 lint: $(GOLANGCI_LINT) ## golangci-lint with the checked-in .golangci.yml (both modules)
 	$(GOLANGCI_LINT) run ./...
 	cd bench && $(GOLANGCI_LINT) run ./...
+	cd slothcompat && $(GOLANGCI_LINT) run ./...
 
 .PHONY: test-unit
 test-unit: ## Fast inner loop: vet and every unit, golden and fuzz-seed test under the race detector
@@ -45,8 +46,12 @@ test-unit: ## Fast inner loop: vet and every unit, golden and fuzz-seed test und
 	$(GO) test -race -count=1 ./...
 
 .PHONY: test
-test: test-unit dist validate ## Everything: unit tests, the built distribution, its configs, end to end
+test: test-unit test-sloth dist validate ## Everything: unit tests, Sloth equivalence, the built distribution, its configs, end to end
 	$(GO) test -tags e2e -race -count=1 -v ./e2e/...
+
+.PHONY: test-sloth
+test-sloth: ## Run Sloth's own generator on `llmslo rules --format sloth` and compare with `llmslo rules` (module slothcompat/)
+	cd slothcompat && $(GO) test -count=1 -v ./...
 
 .PHONY: validate
 validate: ## Validate every example collector config with the built distribution
