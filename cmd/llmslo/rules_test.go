@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,4 +57,21 @@ func TestRulesCommandErrors(t *testing.T) {
 	assert.ErrorContains(t, err, `unknown format "nagios"`)
 	_, err = run(t, "rules", "--config", "../../config/demo.yaml", "--window-divisor", "7")
 	assert.ErrorContains(t, err, "window divisor 7")
+}
+
+// TestDashboardCommand: `llmslo dashboard` prints a Grafana dashboard for
+// both configurations of config/.
+func TestDashboardCommand(t *testing.T) {
+	for _, cfg := range []string{"collector.yaml", "demo.yaml"} {
+		out, err := run(t, "dashboard", "--config", filepath.Join("..", "..", "config", cfg))
+		require.NoError(t, err, cfg)
+		var d struct {
+			UID    string
+			Title  string
+			Panels []json.RawMessage
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &d), cfg)
+		assert.Equal(t, "llmslo", d.UID)
+		assert.Len(t, d.Panels, 13)
+	}
 }
