@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,7 +76,8 @@ type replicaAddr struct{ otlp, metrics string }
 // one Prometheus scraping both with the rules of `llmslo rules` loaded
 // (windows divided by 60):
 //   - the recorded 5m SLI equals 1 - goodput of the generator's ground
-//     truth, over requests split across the replicas;
+//     truth, over requests split across the replicas (exactly when both
+//     replicas' scrapes sit at whole intervals in the window);
 //   - an incident (one model's TTFT x20) drives the page alert to firing;
 //   - every query of `llmslo dashboard` returns data.
 func TestSLOTwoReplicas(t *testing.T) {
@@ -100,9 +102,20 @@ func TestSLOTwoReplicas(t *testing.T) {
 	ruleFile := filepath.Join(t.TempDir(), "rules.yaml")
 	require.NoError(t, os.WriteFile(ruleFile, rules.Bytes(), 0o600))
 	prom := startPrometheusWith(t, []string{replicas[0].metrics, replicas[1].metrics}, ruleFile)
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(prom + "/-/ready")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 30*time.Second, 200*time.Millisecond, "Prometheus never got ready")
 
-	t.Run("SLI exact", func(t *testing.T) { sliExact(t, prom, replicas) })
-	t.Run("incident pages", func(t *testing.T) { incidentPages(t, prom, replicas, slos) })
+	// The incident first: the exactness batches burn the budget too and
+	// would page before it.
+	var before int
+	t.Run("incident pages", func(t *testing.T) { before = incidentPages(t, prom, replicas, slos) })
+	t.Run("SLI exact", func(t *testing.T) { sliExact(t, prom, replicas, before) })
 }
 
 // split runs the generator against both replicas at once, each with its
@@ -151,35 +164,44 @@ const sliSelector = `{sloth_id="llmslo-interactive", sloth_service="llmslo", slo
 // rate()), the second is measured. At each rule evaluation whose 5s window
 // holds exactly the second batch, the recorded slo:sli_error:ratio_rate5m
 // must equal 1 - good/requests of the generator's ground truth.
-func sliExact(t *testing.T, prom string, replicas []replicaAddr) {
+func sliExact(t *testing.T, prom string, replicas []replicaAddr, before int) {
 	base := loadgen.Config{Rate: 50, Seed: 11, Fast: true, Count: 600, ModelAttr: true,
 		Models: map[string]float64{"llama-3.1-8b-instruct": 2, "qwen2.5-1.5b-instruct": 1, "llama-3.1-70b-instruct": 1},
 		Shapes: map[loadgen.Shape]float64{loadgen.ShapeVLLM: 1, loadgen.ShapeChunks: 1}}
+	if before > 0 {
+		waitTotal(t, prom, before) // the earlier traffic is all in
+	}
 	first := split(t, replicas, base)
-	waitTotal(t, prom, len(first))
+	waitTotal(t, prom, before+len(first))
 	time.Sleep(8 * time.Second) // counters flat for longer than the 5s window
 	truths := split(t, replicas, base)
 	n, good := len(truths), goodOf(truths)
 	require.Equal(t, len(first), n)
 	require.Equal(t, goodOf(first), good, "the same seeds give the same requests")
-	waitTotal(t, prom, 2*n)
+	waitTotal(t, prom, before+2*n)
 	time.Sleep(8 * time.Second)
 
 	want := 1 - float64(good)/float64(n)
 	samples := rangeSamples(t, prom, "slo:sli_error:ratio_rate5m"+sliSelector+"[30s]")
-	matched := 0
+	var diffs []float64
 	for _, s := range samples {
 		total := increaseIn(t, prom, `llm_slo_requests_total{llm_slo_name="interactive"}[5s]`, s.t)
 		met := increaseIn(t, prom, `llm_slo_requests_met_total{llm_slo_name="interactive"}[5s]`, s.t)
 		if total != float64(n) || met != float64(good) {
 			continue // the window holds part of the batch, or none
 		}
-		matched++
+		diffs = append(diffs, math.Abs(s.v-want))
 		t.Logf("at %.3f the 5m SLI (5s window) over %d requests on 2 replicas: recorded %.15f, truth 1 - %d/%d = %.15f, diff %.1e",
 			s.t, n, s.v, good, n, want, s.v-want)
-		assert.InDelta(t, want, s.v, 1e-9, "SLI at %.3f", s.t)
 	}
-	require.Positive(t, matched, "no evaluation saw the whole batch: %v", samples)
+	require.NotEmpty(t, diffs, "no evaluation saw the whole batch: %v", samples)
+	// rate() extrapolates each series to the window's edges from its own
+	// scrape times: when both replicas' samples sit at whole scrape
+	// intervals the factors are equal and the ratio is exact; a scrape a
+	// millisecond late skews one replica's factor by about 1 ms / 5 s, which
+	// the 5m windows of production shrink 60 times.
+	assert.LessOrEqual(t, slices.Min(diffs), 1e-12, "no evaluation was exact")
+	assert.LessOrEqual(t, slices.Max(diffs), 1e-3, "an evaluation strayed beyond scrape jitter")
 }
 
 func waitTotal(t *testing.T, prom string, n int) {
@@ -250,8 +272,8 @@ func increaseIn(t *testing.T, prom, q string, at float64) float64 {
 // incidentPages: real-time traffic on both replicas; 20 s in, the
 // majority model's TTFT is multiplied by 20 (from ~40 ms to ~800 ms, over
 // the 500 ms bound). The page alert must reach firing; then every query of
-// the dashboard returns data.
-func incidentPages(t *testing.T, prom string, replicas []replicaAddr, slos []slorules.SLO) {
+// the dashboard returns data. It returns the requests sent.
+func incidentPages(t *testing.T, prom string, replicas []replicaAddr, slos []slorules.SLO) int {
 	const incidentAt = 20 * time.Second
 	base := loadgen.Config{Rate: 10, Duration: 100 * time.Second, Seed: 23, ModelAttr: true,
 		Models:   map[string]float64{"llama-3.1-8b-instruct": 1, "qwen2.5-1.5b-instruct": 3},
@@ -270,18 +292,21 @@ func incidentPages(t *testing.T, prom string, replicas []replicaAddr, slos []slo
 		return false
 	}, 100*time.Second, 500*time.Millisecond, "the page alert never fired")
 	require.Positive(t, firedAfter, "the page fired before the incident")
-	t.Logf("page firing %.1fs after the incident began (1h/5m windows at 1/60: 1m/5s; the 1m window crosses 14.4x the 3%% budget about 30s in)", firedAfter.Seconds())
+	t.Logf("page firing %.1fs after the incident began (windows at 1/60 of production: 1h/5m read 1m/5s, 6h/30m read 6m/30s; with under two minutes of history the long windows hold little healthy traffic)", firedAfter.Seconds())
 
 	t.Run("dashboard queries return data", func(t *testing.T) { dashboardData(t, prom, slos) })
 	truths := <-done
 	t.Logf("incident run: %d requests, goodput %.3f", len(truths), float64(goodOf(truths))/float64(len(truths)))
+	return len(truths)
 }
 
 // alertState is the state of LLMSLOErrorBudgetBurn of severity in
 // /api/v1/alerts ("" when absent).
 func alertState(t *testing.T, prom, severity string) string {
 	resp, err := http.Get(prom + "/api/v1/alerts")
-	require.NoError(t, err)
+	if err != nil {
+		return ""
+	}
 	defer resp.Body.Close()
 	var body struct {
 		Data struct {
@@ -291,7 +316,9 @@ func alertState(t *testing.T, prom, severity string) string {
 			}
 		}
 	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	if json.NewDecoder(resp.Body).Decode(&body) != nil {
+		return ""
+	}
 	for _, a := range body.Data.Alerts {
 		if a.Labels["alertname"] == slorules.AlertName && a.Labels["severity"] == severity && a.Labels["llm_slo_name"] == "interactive" {
 			return a.State
