@@ -215,7 +215,7 @@ type sample struct{ t, v float64 }
 
 // apiQuery runs an instant query (at time at, if not 0) and returns the
 // result's raw JSON.
-func apiQuery(t *testing.T, prom, q string, at float64) (string, json.RawMessage) {
+func apiQuery(t *testing.T, prom, q string, at float64) json.RawMessage {
 	u := prom + "/api/v1/query?query=" + url.QueryEscape(q)
 	if at != 0 {
 		u += "&time=" + strconv.FormatFloat(at, 'f', 3, 64)
@@ -226,14 +226,11 @@ func apiQuery(t *testing.T, prom, q string, at float64) (string, json.RawMessage
 	var body struct {
 		Status string
 		Error  string
-		Data   struct {
-			ResultType string
-			Result     json.RawMessage
-		}
+		Data   struct{ Result json.RawMessage }
 	}
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
 	require.Equal(t, "success", body.Status, "%s: %s", q, body.Error)
-	return body.Data.ResultType, body.Data.Result
+	return body.Data.Result
 }
 
 func parseValues(t *testing.T, raw [][]any) []sample {
@@ -248,7 +245,7 @@ func parseValues(t *testing.T, raw [][]any) []sample {
 
 // rangeSamples returns the raw samples of a range-vector query's one series.
 func rangeSamples(t *testing.T, prom, q string) []sample {
-	_, raw := apiQuery(t, prom, q, 0)
+	raw := apiQuery(t, prom, q, 0)
 	var res []struct{ Values [][]any }
 	require.NoError(t, json.Unmarshal(raw, &res))
 	require.Len(t, res, 1, q)
@@ -258,7 +255,7 @@ func rangeSamples(t *testing.T, prom, q string) []sample {
 // increaseIn adds, over every series of a range selector at time at, the
 // last sample minus the first: what rate() sees rise, unextrapolated.
 func increaseIn(t *testing.T, prom, q string, at float64) float64 {
-	_, raw := apiQuery(t, prom, q, at)
+	raw := apiQuery(t, prom, q, at)
 	var res []struct{ Values [][]any }
 	require.NoError(t, json.Unmarshal(raw, &res))
 	sum := 0.0
@@ -285,7 +282,7 @@ func incidentPages(t *testing.T, prom string, replicas []replicaAddr, slos []slo
 
 	var firedAfter time.Duration
 	require.Eventually(t, func() bool {
-		if page := alertState(t, prom, "page"); page == "firing" {
+		if page := alertState(prom, "page"); page == "firing" {
 			firedAfter = time.Since(start) - incidentAt
 			return true
 		}
@@ -302,7 +299,7 @@ func incidentPages(t *testing.T, prom string, replicas []replicaAddr, slos []slo
 
 // alertState is the state of LLMSLOErrorBudgetBurn of severity in
 // /api/v1/alerts ("" when absent).
-func alertState(t *testing.T, prom, severity string) string {
+func alertState(prom, severity string) string {
 	resp, err := http.Get(prom + "/api/v1/alerts")
 	if err != nil {
 		return ""
@@ -346,7 +343,7 @@ func dashboardData(t *testing.T, prom string, slos []slorules.SLO) {
 	for _, p := range parsed.Panels {
 		for _, x := range p.Targets {
 			q := vars.Replace(x.Expr)
-			_, res := apiQuery(t, prom, q, 0)
+			res := apiQuery(t, prom, q, 0)
 			var series []struct{ Value []any }
 			require.NoError(t, json.Unmarshal(res, &series))
 			assert.NotEmpty(t, series, "%s: %s", p.Title, q)

@@ -47,9 +47,13 @@ var ds = common.DataSourceRef{Type: cog.ToPtr("prometheus"), Uid: cog.ToPtr("${"
 
 // Build returns the dashboard of slos. The layer label is the first SLO's
 // (one configuration has one attribute_prefix in practice).
-func Build(slos []slorules.SLO, o Options) (dashboard.Dashboard, error) {
+//
+// It is the classic dashboard JSON model (schemaVersion 42), which every
+// Grafana imports; the SDK marks it deprecated in favor of the v2 schema,
+// which only Grafana 12 with its dynamic-dashboards feature reads.
+func Build(slos []slorules.SLO, o Options) (dashboard.Dashboard, error) { //nolint:staticcheck // classic JSON model on purpose, see above
 	if len(slos) == 0 {
-		return dashboard.Dashboard{}, fmt.Errorf("no SLO with an objective")
+		return dashboard.Dashboard{}, fmt.Errorf("no SLO with an objective") //nolint:staticcheck // see Build
 	}
 	title, uid := o.Title, o.UID
 	if title == "" {
@@ -59,17 +63,17 @@ func Build(slos []slorules.SLO, o Options) (dashboard.Dashboard, error) {
 		uid = "llmslo"
 	}
 	q := newQueries(slos, o.Rules)
-	b := dashboard.NewDashboardBuilder(title).
-		Uid(uid).
-		Tags([]string{"llmslo", "slo", "llm"}).
-		Refresh("30s").
-		Time("now-6h", "now").
-		Timezone(common.TimeZoneBrowser).
-		Tooltip(dashboard.DashboardCursorSyncCrosshair).
-		WithVariable(dashboard.NewDatasourceVariableBuilder(varDatasource).Label("Prometheus").Type("prometheus")).
-		WithVariable(custom(varSLO, "SLO", sloNames(slos))).
-		WithVariable(queryVar(varModel, "Model", fmt.Sprintf("label_values(%s, %s)", q.requests, q.model))).
-		WithVariable(custom(varLayer, "Layer", llmsloconnector.Layers))
+	b := dashboard.NewDashboardBuilder(title). //nolint:staticcheck // see Build
+							Uid(uid).
+							Tags([]string{"llmslo", "slo", "llm"}).
+							Refresh("30s").
+							Time("now-6h", "now").
+							Timezone(common.TimeZoneBrowser).
+							Tooltip(dashboard.DashboardCursorSyncCrosshair).
+							WithVariable(dashboard.NewDatasourceVariableBuilder(varDatasource).Label("Prometheus").Type("prometheus")).
+							WithVariable(custom(varSLO, "SLO", sloNames(slos))).
+							WithVariable(queryVar(varModel, "Model", fmt.Sprintf("label_values(%s, %s)", q.requests, q.model))).
+							WithVariable(custom(varLayer, "Layer", llmsloconnector.Layers))
 	b.WithRow(dashboard.NewRowBuilder("Objectives"))
 	for _, p := range q.sloPanels() {
 		b.WithPanel(p)

@@ -88,16 +88,16 @@ func counter(phases ...phase) string {
 	return strings.Join(parts, " ")
 }
 
-// replica gives the two counters of the SLO on one collector replica and
+// replica gives the two counters of SLO interactive on one collector replica and
 // model: requests and met, per phase as {minutes, requests/min, error
 // ratio}.
-func replica(slo, instance, model string, phases ...[3]float64) []map[string]string {
+func replica(instance, model string, phases ...[3]float64) []map[string]string {
 	var total, met []phase
 	for _, p := range phases {
 		total = append(total, phase{p[0], p[1]})
 		met = append(met, phase{p[0], p[1] * (1 - p[2])})
 	}
-	labels := fmt.Sprintf(`{llm_slo_name=%q,collector_instance_id=%q,gen_ai_request_model=%q,llm_layer="server"}`, slo, instance, model)
+	labels := fmt.Sprintf(`{llm_slo_name="interactive",collector_instance_id=%q,gen_ai_request_model=%q,llm_layer="server"}`, instance, model)
 	return []map[string]string{
 		{"series": metricRequests + labels, "values": counter(total...)},
 		{"series": metricMet + labels, "values": counter(met...)},
@@ -149,8 +149,8 @@ processors:
 		tests := []test{
 			{ // healthy
 				"interval": "1m",
-				"input_series": append(replica("interactive", "a", "m1", [3]float64{1440, 600, 0.005}),
-					replica("interactive", "b", "m2", [3]float64{1440, 300, 0.005})...),
+				"input_series": append(replica("a", "m1", [3]float64{1440, 600, 0.005}),
+					replica("b", "m2", [3]float64{1440, 300, 0.005})...),
 				"alert_rule_test": []any{
 					map[string]any{"eval_time": "30m", "alertname": AlertName, "exp_alerts": []any{}},
 					map[string]any{"eval_time": "6h", "alertname": AlertName, "exp_alerts": []any{}},
@@ -159,7 +159,7 @@ processors:
 			},
 			{ // 20x burn after two healthy days
 				"interval":     "1m",
-				"input_series": replica("interactive", "a", "m1", [3]float64{2880, 600, 0.005}, [3]float64{120, 600, 0.2}),
+				"input_series": replica("a", "m1", [3]float64{2880, 600, 0.005}, [3]float64{120, 600, 0.2}),
 				"alert_rule_test": []any{
 					map[string]any{"eval_time": "2d42m", "alertname": AlertName, "exp_alerts": []any{}},
 					map[string]any{"eval_time": "2d44m", "alertname": AlertName, "exp_alerts": []any{expAlert(o, s, "page")}},
@@ -171,14 +171,14 @@ processors:
 			},
 			{ // 2x burn: ticket, not page
 				"interval":     "1m",
-				"input_series": replica("interactive", "a", "m1", [3]float64{480, 600, 0.02}),
+				"input_series": replica("a", "m1", [3]float64{480, 600, 0.02}),
 				"alert_rule_test": []any{
 					map[string]any{"eval_time": "7h", "alertname": AlertName, "exp_alerts": []any{expAlert(o, s, "ticket")}},
 				},
 			},
 			{ // low traffic: 2 requests per 5 minutes, all failing
 				"interval":     "1m",
-				"input_series": replica("interactive", "a", "m1", [3]float64{480, 0.4, 1}),
+				"input_series": replica("a", "m1", [3]float64{480, 0.4, 1}),
 				"alert_rule_test": []any{map[string]any{"eval_time": "7h", "alertname": AlertName, "exp_alerts": func() []any {
 					if guard > 0 {
 						return []any{expAlert(o, s, "ticket")}
@@ -188,8 +188,8 @@ processors:
 			},
 			{ // two replicas: the pooled ratio
 				"interval": "1m",
-				"input_series": append(replica("interactive", "3c1e", "m1", [3]float64{60, 1000, 0.01}),
-					replica("interactive", "9f02", "m1", [3]float64{60, 500, 0.04})...),
+				"input_series": append(replica("3c1e", "m1", [3]float64{60, 1000, 0.01}),
+					replica("9f02", "m1", [3]float64{60, 500, 0.04})...),
 				"promql_expr_test": []any{map[string]any{
 					"expr": "slo:sli_error:ratio_rate5m", "eval_time": "30m",
 					"exp_samples": []any{map[string]any{"labels": sli("5m"), "value": 0.02}},
