@@ -24,6 +24,10 @@ dist: $(BUILDER) ## Build the collector distribution into ./dist (the first buil
 	@PROGRESS_LOG=dist/build.log scripts/progress.sh "building $(DIST) (log: dist/build.log)" $(BUILDER) --config builder-config.yaml
 	@$(DIST) components | grep -A1 -E 'name: llm_slo' | head -4
 
+.PHONY: cli
+cli: ## Build the llmslo command (rules, dashboard) into bin/llmslo
+	$(GO) build -o bin/llmslo ./cmd/llmslo
+
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(GOBIN)/golangci-lint
 
@@ -35,6 +39,7 @@ $(GOLANGCI_LINT):
 lint: $(GOLANGCI_LINT) ## golangci-lint with the checked-in .golangci.yml (both modules)
 	$(GOLANGCI_LINT) run ./...
 	cd bench && $(GOLANGCI_LINT) run ./...
+	cd slothcompat && $(GOLANGCI_LINT) run ./...
 
 .PHONY: test-unit
 test-unit: ## Fast inner loop: vet and every unit, golden and fuzz-seed test under the race detector
@@ -42,8 +47,12 @@ test-unit: ## Fast inner loop: vet and every unit, golden and fuzz-seed test und
 	$(GO) test -race -count=1 ./...
 
 .PHONY: test
-test: test-unit dist validate ## Everything: unit tests, the built distribution, its configs, end to end
+test: test-unit test-sloth dist validate ## Everything: unit tests, Sloth equivalence, the built distribution, its configs, end to end
 	$(GO) test -tags e2e -race -count=1 -v ./e2e/...
+
+.PHONY: test-sloth
+test-sloth: ## Run Sloth's own generator on `llmslo rules --format sloth` and compare with `llmslo rules` (module slothcompat/)
+	cd slothcompat && $(GO) test -count=1 -v ./...
 
 .PHONY: validate
 validate: ## Validate every example collector config with the built distribution

@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/preset"
+	"github.com/llmslo/llmslo/internal/promtime"
 )
 
 // Config configures the llm_slo processor.
@@ -109,6 +110,13 @@ type SLOConfig struct {
 	QueueTime *time.Duration `mapstructure:"queue_time"`
 	// Selector restricts the SLO to some requests; empty selects all.
 	Selector SelectorConfig `mapstructure:"selector"`
+	// Objective is the share of selected requests that must meet the SLO,
+	// in percent (99, 99.5). It changes nothing per span: the llmslo command
+	// turns it into recording rules, burn-rate alerts and a dashboard.
+	Objective *float64 `mapstructure:"objective"`
+	// Period is the objective's compliance window, a Prometheus duration
+	// (30d, 28d, 4w); default 30d.
+	Period string `mapstructure:"period"`
 
 	_ struct{}
 }
@@ -316,6 +324,12 @@ func (s *SLOConfig) validate(field string) []error {
 	}
 	if set == 0 {
 		errs = append(errs, fmt.Errorf("%s: set at least one of ttft, tpot, itl, e2e, queue_time", field))
+	}
+	if o := s.Objective; o != nil && !(*o > 0 && *o < 100) {
+		errs = append(errs, fmt.Errorf("%s.objective: %v must be a percentage strictly between 0 and 100, such as 99.5", field, *o))
+	}
+	if _, err := promtime.ParsePeriod(s.Period); err != nil {
+		errs = append(errs, fmt.Errorf("%s.period: %w", field, err))
 	}
 	return errs
 }

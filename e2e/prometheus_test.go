@@ -26,6 +26,12 @@ import (
 // startPrometheus runs the Prometheus server (Debian package, 2.42) with
 // native histograms, scraping target every second.
 func startPrometheus(t *testing.T, target string) string {
+	return startPrometheusWith(t, []string{target}, "")
+}
+
+// startPrometheusWith scrapes every target each second and, if ruleFile is
+// set, evaluates its rules each second.
+func startPrometheusWith(t *testing.T, targets []string, ruleFile string) string {
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
 		if os.Getenv("CI") != "" {
@@ -35,15 +41,21 @@ func startPrometheus(t *testing.T, target string) string {
 	}
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")
+	list, err := json.Marshal(targets) // a YAML flow sequence
+	require.NoError(t, err)
+	rules := ""
+	if ruleFile != "" {
+		rules = fmt.Sprintf("rule_files: [%q]\n", ruleFile)
+	}
 	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`
 global:
   scrape_interval: 1s
   evaluation_interval: 1s
-scrape_configs:
+%sscrape_configs:
   - job_name: llmslo
     static_configs:
-      - targets: [%q]
-`, target)), 0o600))
+      - targets: %s
+`, rules, list)), 0o600))
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	startProcess(t, filepath.Join(dir, "prometheus.log"), bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--enable-feature=native-histograms")

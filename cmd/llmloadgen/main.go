@@ -17,6 +17,9 @@ import (
 	"github.com/llmslo/llmslo/internal/loadgen"
 )
 
+// incidentCfg is the -incident-* flags, when -incident-model is set.
+var incidentCfg *loadgen.Incident
+
 func main() {
 	endpoint := flag.String("endpoint", "127.0.0.1:4317", "collector OTLP/gRPC endpoint")
 	rate := flag.Float64("rate", 20, "requests per second (Poisson arrivals)")
@@ -32,7 +35,14 @@ func main() {
 	sloTTFT := flag.Duration("slo-ttft", 500*time.Millisecond, "SLO bound on TTFT for the summary's goodput (0: none)")
 	sloTPOT := flag.Duration("slo-tpot", 15*time.Millisecond, "SLO bound on TPOT (0: none)")
 	sloE2E := flag.Duration("slo-e2e", 2*time.Second, "SLO bound on E2E (0: none)")
+	var incident loadgen.Incident
+	flag.StringVar(&incident.Model, "incident-model", "", "inject an incident: this model's TTFT is multiplied by -incident-ttft-factor ...")
+	flag.DurationVar(&incident.After, "incident-at", 0, "... from this long after the first request on")
+	flag.Float64Var(&incident.Factor, "incident-ttft-factor", 10, "TTFT multiplier of the incident")
 	flag.Parse()
+	if incident.Model != "" {
+		incidentCfg = &incident
+	}
 
 	if err := run(*endpoint, *rate, *duration, *seed, *models, *shapes, *fast, *count, *modelAttr, *truthFile, *summary,
 		loadgen.SLO{TTFT: *sloTTFT, TPOT: *sloTPOT, E2E: *sloE2E}); err != nil {
@@ -55,7 +65,7 @@ func run(endpoint string, rate float64, duration time.Duration, seed uint64, mod
 		return fmt.Errorf("-shapes: %w", err)
 	}
 	cfg := loadgen.Config{Endpoint: endpoint, Rate: rate, Duration: duration, Seed: seed, Models: mw,
-		Shapes: map[loadgen.Shape]float64{}, Fast: fast, Count: count, ModelAttr: modelAttr}
+		Shapes: map[loadgen.Shape]float64{}, Fast: fast, Count: count, ModelAttr: modelAttr, Incident: incidentCfg}
 	for s, w := range sw {
 		cfg.Shapes[loadgen.Shape(s)] = w
 	}

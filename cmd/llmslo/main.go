@@ -1,17 +1,20 @@
-// Command llmslo works from the collector's own configuration: this file is
-// a minimal root with the report commands only.
+// Command llmslo works from the collector's own configuration file: it
+// prints the Prometheus rules (Sloth-compatible recording rules and
+// multi-window multi-burn-rate alerts) and the Grafana dashboard of every
+// SLO of its llm_slo processors.
+//
+//	llmslo rules --config config/collector.yaml > llmslo-rules.yaml
+//	llmslo dashboard --config config/collector.yaml > llmslo-dashboard.json
 package main
 
 import (
+	"fmt"
 	"os"
-
-	"github.com/spf13/cobra"
 )
 
 func main() {
-	root := &cobra.Command{Use: "llmslo", Short: "SLO tooling for the llm_slo collector components", SilenceUsage: true}
-	root.AddCommand(newReportCommand(), newCaptureCommand())
-	if err := root.Execute(); err != nil {
+	if err := newRootCommand().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "llmslo:", err)
 		os.Exit(1)
 	}
 }

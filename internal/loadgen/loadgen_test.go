@@ -135,3 +135,27 @@ func TestRunFast(t *testing.T) {
 		assert.False(t, math.IsNaN(Percentile(g.TTFT, 99)))
 	}
 }
+
+// TestIncident: from its start on, the incident's model has its TTFT
+// multiplied and every token shifted by the same amount (TPOT unchanged);
+// other models and earlier requests are untouched.
+func TestIncident(t *testing.T) {
+	inc := &Incident{Model: DefaultModel, After: 10 * time.Second, Factor: 20}
+	require.NoError(t, inc.Check(map[string]float64{DefaultModel: 1}))
+	assert.Error(t, inc.Check(map[string]float64{"qwen2.5-1.5b-instruct": 1}))
+	assert.Error(t, (&Incident{Model: DefaultModel, Factor: 0}).Check(map[string]float64{DefaultModel: 1}))
+
+	e := NewEngine(Profiles[DefaultModel], 5)
+	before, after := e.Next(9.9), e.Next(10)
+	b0, a0 := before, after
+	b0.TokenTimes, a0.TokenTimes = append([]float64(nil), before.TokenTimes...), append([]float64(nil), after.TokenTimes...)
+	inc.apply(&before, 9.9)
+	inc.apply(&after, 10)
+	assert.Equal(t, b0.TokenTimes, before.TokenTimes, "before the incident")
+	assert.InDelta(t, 20*a0.TTFT(), after.TTFT(), 1e-12)
+	assert.InDelta(t, a0.E2E()-a0.TTFT(), after.E2E()-after.TTFT(), 1e-12, "decode unchanged")
+	other := NewEngine(Profiles["qwen2.5-1.5b-instruct"], 5).Next(20)
+	ttft := other.TTFT()
+	inc.apply(&other, 20)
+	assert.Equal(t, ttft, other.TTFT(), "another model")
+}

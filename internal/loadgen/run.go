@@ -40,6 +40,8 @@ type Config struct {
 	OnTruth func(Truth)
 	// Exporter, if set, replaces the OTLP exporter (tests).
 	Exporter sdktrace.SpanExporter
+	// Incident, if set, multiplies one model's TTFT from a point on.
+	Incident *Incident
 }
 
 // ParseWeights parses "a=2,b=1,c" (weight 1 when omitted).
@@ -114,6 +116,11 @@ func Run(ctx context.Context, cfg Config) ([]Truth, error) {
 		}
 		shapeWeights[string(s)] = w
 	}
+	if cfg.Incident != nil {
+		if err := cfg.Incident.Check(cfg.Models); err != nil {
+			return nil, err
+		}
+	}
 	providers := map[Shape]*sdktrace.TracerProvider{}
 	for _, s := range Shapes {
 		exp := cfg.Exporter
@@ -181,6 +188,7 @@ func Run(ctx context.Context, cfg Config) ([]Truth, error) {
 		}
 		model, shape := models.pick(rng), Shape(shapes.pick(rng))
 		req := engines[model].Next(at)
+		cfg.Incident.apply(&req, at)
 		arrival := begin.Add(Durations(at))
 		chunkRng := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
 		tracer := providers[shape].Tracer("github.com/llmslo/llmslo/cmd/llmloadgen")

@@ -1,0 +1,26 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+)
+
+// newRootCommand is the llmslo command with every subcommand.
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "llmslo",
+		Short: "SLO rules, alerts and dashboards from an llmslo collector configuration",
+		Long: `llmslo reads a collector configuration file (the YAML the collector runs) and works
+from every llm_slo processor in it (llm_slo and llm_slo/<name>): the same SLOs that judge
+the spans drive the rules, alerts and dashboards, so the two cannot drift apart.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newRulesCommand(), newDashboardCommand(), newReportCommand(), newCaptureCommand())
+	return root
+}
+
+// configFlag adds the --config flag every subcommand takes.
+func configFlag(cmd *cobra.Command, path *string) {
+	cmd.Flags().StringVarP(path, "config", "c", "", "collector configuration file (required)")
+	_ = cmd.MarkFlagRequired("config")
+}

@@ -1,0 +1,49 @@
+package llmsloprocessor
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/confmap"
+)
+
+// TestObjectiveAndPeriod: objective and period decode beside the
+// thresholds (an integer objective too) and are validated, each error
+// naming its field.
+func TestObjectiveAndPeriod(t *testing.T) {
+	load := func(slo map[string]any) (*Config, error) {
+		t.Helper()
+		slo["name"], slo["ttft"] = "interactive", "500ms"
+		cfg := createDefaultConfig().(*Config)
+		require.NoError(t, confmap.NewFromStringMap(map[string]any{"slos": []any{slo}}).Unmarshal(cfg))
+		return cfg, cfg.Validate()
+	}
+	cfg, err := load(map[string]any{"objective": 99.5, "period": "28d"})
+	require.NoError(t, err)
+	assert.Equal(t, 99.5, *cfg.SLOs[0].Objective)
+	assert.Equal(t, "28d", cfg.SLOs[0].Period)
+
+	cfg, err = load(map[string]any{"objective": 99})
+	require.NoError(t, err)
+	assert.Equal(t, 99.0, *cfg.SLOs[0].Objective)
+	assert.Empty(t, cfg.SLOs[0].Period, "the default (30d) is applied by whoever reads the period")
+
+	cfg, err = load(map[string]any{})
+	require.NoError(t, err)
+	assert.Nil(t, cfg.SLOs[0].Objective, "no objective: no rules")
+
+	for _, c := range []struct {
+		slo map[string]any
+		err string
+	}{
+		{map[string]any{"objective": 100}, "slos[0].objective: 100 must be a percentage strictly between 0 and 100, such as 99.5"},
+		{map[string]any{"objective": 0}, "slos[0].objective: 0 must be a percentage strictly between 0 and 100"},
+		{map[string]any{"objective": -1}, "slos[0].objective: -1 must be"},
+		{map[string]any{"objective": 99, "period": "30"}, `slos[0].period: "30" is not a duration such as 30d, 4w or 1h30m`},
+		{map[string]any{"objective": 99, "period": "1d"}, "slos[0].period: 1d is shorter than 3d"},
+	} {
+		_, err := load(c.slo)
+		assert.ErrorContains(t, err, c.err, "%v", c.slo)
+	}
+}

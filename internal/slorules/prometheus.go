@@ -1,0 +1,272 @@
+package slorules
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/llmslo/llmslo/internal/promtime"
+)
+
+// Options shape the generated rules.
+type Options struct {
+	// Service is Sloth's service, the sloth_service label; default "llmslo".
+	Service string
+	// MinRequests is the minimum-traffic guard: a page condition holds only
+	// when its short window saw at least this many requests of the SLO
+	// (0: no guard, as Sloth). Tickets are not guarded.
+	MinRequests float64
+	// WindowDivisor divides every window and the period in the PromQL
+	// ranges (not in the rule names, labels or factors), so that a test
+	// sees in minutes what production sees in hours: with 60, the 1h/5m
+	// page reads 1m/5s. Production leaves it at 0 or 1.
+	WindowDivisor int
+	// Matchers are extra label matchers on the connector's counters, e.g.
+	// `deployment_environment_name="prod"`.
+	Matchers []string
+}
+
+func (o *Options) service() string {
+	if o.Service == "" {
+		return "llmslo"
+	}
+	return o.Service
+}
+
+// rng is the PromQL range of window d.
+func (o *Options) rng(d time.Duration) string {
+	if o.WindowDivisor > 1 {
+		d /= time.Duration(o.WindowDivisor)
+	}
+	return promtime.Format(d)
+}
+
+// Check validates the options.
+func (o *Options) Check(slos []SLO) error {
+	if o.MinRequests < 0 || math.IsNaN(o.MinRequests) {
+		return fmt.Errorf("the minimum-traffic guard must be 0 or more requests, not %v", o.MinRequests)
+	}
+	if o.WindowDivisor < 0 {
+		return fmt.Errorf("the window divisor must be positive, not %d", o.WindowDivisor)
+	}
+	if o.WindowDivisor > 1 {
+		for _, s := range slos {
+			for _, w := range append(sliWindows(), s.Period) {
+				if w%(time.Duration(o.WindowDivisor)*time.Millisecond) != 0 || w/time.Duration(o.WindowDivisor) < time.Second {
+					return fmt.Errorf("window divisor %d: window %s does not divide into whole milliseconds of at least 1s", o.WindowDivisor, promtime.Format(w))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// RuleFile is a Prometheus rule file.
+type RuleFile struct {
+	Groups []RuleGroup `yaml:"groups"`
+}
+
+// RuleGroup is one group of rules.
+type RuleGroup struct {
+	Name  string `yaml:"name"`
+	Rules []Rule `yaml:"rules"`
+}
+
+// Rule is a recording or an alerting rule.
+type Rule struct {
+	Record      string            `yaml:"record,omitempty"`
+	Alert       string            `yaml:"alert,omitempty"`
+	Expr        string            `yaml:"expr"`
+	Labels      map[string]string `yaml:"labels,omitempty"`
+	Annotations map[string]string `yaml:"annotations,omitempty"`
+}
+
+// Sloth's names: rule names, labels and group prefixes.
+const (
+	labelID       = "sloth_id"
+	labelService  = "sloth_service"
+	labelSLO      = "sloth_slo"
+	labelWindow   = "sloth_window"
+	labelSeverity = "sloth_severity"
+
+	recObjective       = "slo:objective:ratio"
+	recErrorBudget     = "slo:error_budget:ratio"
+	recPeriodDays      = "slo:time_period:days"
+	recCurrentBurn     = "slo:current_burn_rate:ratio"
+	recPeriodBurn      = "slo:period_burn_rate:ratio"
+	recBudgetRemaining = "slo:period_error_budget_remaining:ratio"
+	recInfo            = "sloth_slo_info"
+
+	// AlertName is the name of every burn-rate alert.
+	AlertName = "LLMSLOErrorBudgetBurn"
+)
+
+// SLIRecord is the name of the SLI error-ratio recording rule of window d,
+// as Sloth names it: slo:sli_error:ratio_rate5m, ..._rate30d.
+func SLIRecord(d time.Duration) string { return "slo:sli_error:ratio_rate" + promtime.Format(d) }
+
+// Records are the names of the meta recording rules, as Sloth names them.
+var Records = struct{ Objective, ErrorBudget, PeriodDays, CurrentBurnRate, PeriodBurnRate, BudgetRemaining string }{
+	recObjective, recErrorBudget, recPeriodDays, recCurrentBurn, recPeriodBurn, recBudgetRemaining,
+}
+
+// ID is the SLO's sloth_id: "<service>-<name>".
+func (o *Options) ID(s *SLO) string { return o.service() + "-" + s.Name }
+
+// idLabels are the labels that identify the SLO on every rule: Sloth's and
+// the connector's llm_slo_name.
+func (o *Options) idLabels(s *SLO) map[string]string {
+	return map[string]string{labelID: o.ID(s), labelService: o.service(), labelSLO: s.Name, labelSLOName: s.Name}
+}
+
+// filter is Sloth's selector of the SLO's own recorded series.
+func (o *Options) filter(s *SLO) string {
+	return fmt.Sprintf(`{%s=%q, %s=%q, %s=%q}`, labelID, o.ID(s), labelService, o.service(), labelSLO, s.Name)
+}
+
+// num writes a number without float noise (0.999, not 0.9990000000000001).
+func num(x float64) string {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 12, 64), 64)
+	return strconv.FormatFloat(r, 'g', -1, 64)
+}
+
+func with(m map[string]string, kv ...string) map[string]string {
+	out := make(map[string]string, len(m)+len(kv)/2)
+	for k, v := range m {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i]] = kv[i+1]
+	}
+	return out
+}
+
+// Prometheus generates the rule file: per SLO, the SLI recording rules,
+// the meta recording rules and the two burn-rate alerts, in Sloth's three
+// groups.
+func Prometheus(slos []SLO, o Options) (*RuleFile, error) {
+	if err := o.Check(slos); err != nil {
+		return nil, err
+	}
+	f := &RuleFile{}
+	for i := range slos {
+		s := &slos[i]
+		id := o.ID(s)
+		f.Groups = append(f.Groups,
+			RuleGroup{Name: "sloth-slo-sli-recordings-" + id, Rules: o.sliRules(s)},
+			RuleGroup{Name: "sloth-slo-meta-recordings-" + id, Rules: o.metaRules(s)},
+			RuleGroup{Name: "sloth-slo-alerts-" + id, Rules: o.alertRules(s)})
+	}
+	return f, nil
+}
+
+func (o *Options) sliRules(s *SLO) []Rule {
+	labels := o.idLabels(s)
+	var rules []Rule
+	for _, w := range sliWindows() {
+		r := o.rng(w)
+		rules = append(rules, Rule{
+			Record: SLIRecord(w),
+			Expr:   fmt.Sprintf("(%s)\n/\n(%s)\n", s.ErrorQuery(r, o.Matchers), s.TotalQuery(r, o.Matchers)),
+			Labels: with(labels, labelWindow, promtime.Format(w)),
+		})
+	}
+	// The period: the mean of the 5m ratios over it (Sloth's optimisation:
+	// one 30-day range over a recorded series, not over the raw counters).
+	short, filter, p := SLIRecord(Windows[0].Quick.Short), o.filter(s), o.rng(s.Period)
+	rules = append(rules, Rule{
+		Record: SLIRecord(s.Period),
+		Expr: fmt.Sprintf("sum_over_time(%s%s[%s])\n/ ignoring (%s)\ncount_over_time(%s%s[%s])\n",
+			short, filter, p, labelWindow, short, filter, p),
+		Labels: with(labels, labelWindow, promtime.Format(s.Period)),
+	})
+	return rules
+}
+
+func (o *Options) metaRules(s *SLO) []Rule {
+	labels := o.idLabels(s)
+	filter := o.filter(s)
+	obj := num(s.Objective / 100)
+	burn := func(window time.Duration) string {
+		return fmt.Sprintf("%s%s\n/ on(%s, %s, %s) group_left\n%s%s\n", SLIRecord(window), filter,
+			labelID, labelSLO, labelService, recErrorBudget, filter)
+	}
+	return []Rule{
+		{Record: recObjective, Expr: "vector(" + obj + ")", Labels: labels},
+		{Record: recErrorBudget, Expr: "vector(1-" + obj + ")", Labels: labels},
+		{Record: recPeriodDays, Expr: "vector(" + num(s.Period.Hours()/24) + ")", Labels: labels},
+		{Record: recCurrentBurn, Expr: burn(Windows[0].Quick.Short), Labels: labels},
+		{Record: recPeriodBurn, Expr: burn(s.Period), Labels: labels},
+		{Record: recBudgetRemaining, Expr: "1 - " + recPeriodBurn + filter, Labels: labels},
+		{Record: recInfo, Expr: "vector(1)", Labels: with(labels,
+			"sloth_mode", "llmslo", "sloth_spec", "prometheus/v1", "sloth_version", "llmslo",
+			"sloth_objective", strconv.FormatFloat(s.Objective, 'f', -1, 64))},
+	}
+}
+
+func (o *Options) alertRules(s *SLO) []Rule {
+	filter := o.filter(s)
+	budget := num(1 - s.Objective/100)
+	var rules []Rule
+	for _, a := range Windows {
+		cond := func(w Window) string {
+			f := num(w.Factor(s.Period))
+			c := fmt.Sprintf("    max(%s%s > (%s * %s)) without (%s)\n    and\n    max(%s%s > (%s * %s)) without (%s)\n",
+				SLIRecord(w.Short), filter, f, budget, labelWindow, SLIRecord(w.Long), filter, f, budget, labelWindow)
+			if a.Severity == "page" && o.MinRequests > 0 {
+				c += fmt.Sprintf("    and on()\n    sum(increase(%s[%s])) >= %s\n",
+					s.selector(metricRequests, o.Matchers), o.rng(w.Short), num(o.MinRequests))
+			}
+			return "(\n" + c + ")"
+		}
+		rules = append(rules, Rule{
+			Alert:       AlertName,
+			Expr:        cond(a.Quick) + "\nor\n" + cond(a.Slow) + "\n",
+			Labels:      map[string]string{labelSeverity: a.Severity, "severity": a.Severity, labelSLOName: s.Name},
+			Annotations: annotations(s, a, o.MinRequests),
+		})
+	}
+	return rules
+}
+
+// annotations say which SLO, objective and windows; title and summary
+// keep Sloth's wording.
+func annotations(s *SLO, a Alert, minRequests float64) map[string]string {
+	ann := alertingAnnotations(s, a)
+	if a.Severity == "page" && minRequests > 0 {
+		ann["description"] += fmt.Sprintf(" Not raised while the short window holds fewer than %s requests.", num(minRequests))
+	}
+	return ann
+}
+
+// alertingAnnotations are the annotations of one severity, as the Sloth
+// spec carries them too; the title keeps Sloth's wording.
+func alertingAnnotations(s *SLO, a Alert) map[string]string {
+	pct := strconv.FormatFloat(s.Objective, 'f', -1, 64)
+	period := promtime.Format(s.Period)
+	cond := func(w Window) string {
+		return fmt.Sprintf("%s times the error budget over both %s and %s", num(w.Factor(s.Period)), promtime.Format(w.Long), promtime.Format(w.Short))
+	}
+	return map[string]string{
+		"title":   fmt.Sprintf("(%s) {{$labels.%s}} {{$labels.%s}} SLO error budget burn rate is too fast.", a.Severity, labelService, labelSLO),
+		"summary": fmt.Sprintf("LLM SLO %s (objective %s%% over %s) is burning its error budget too fast.", s.Name, pct, period),
+		"description": fmt.Sprintf("Requests fail SLO %s (%s) faster than its %s%% objective over %s allows: "+
+			"the error ratio (1 - met/requests, unknown verdicts included) exceeded %s, or %s. "+
+			"The failing constraints: sum by (%s) (rate(%s[5m])).",
+			s.Name, s.Description, pct, period, cond(a.Quick), cond(a.Slow),
+			labelConstraint, s.selector(metricViolations, nil)),
+	}
+}
+
+// SortedLabels lists a rule's labels as k=v, sorted (for tests and docs).
+func SortedLabels(m map[string]string) string {
+	var kv []string
+	for k, v := range m {
+		kv = append(kv, k+"="+v)
+	}
+	sort.Strings(kv)
+	return strings.Join(kv, ",")
+}

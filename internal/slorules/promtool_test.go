@@ -1,0 +1,224 @@
+package slorules
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+)
+
+// promtool finds Prometheus's promtool (Debian package prometheus). Under
+// CI a missing promtool fails the test: these are the proof the rules work.
+func promtool(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("promtool is not installed (apt-get install prometheus)")
+		}
+		t.Skip("promtool is not installed (apt-get install prometheus)")
+	}
+	return bin
+}
+
+// writeRules writes the rule file of slos under o into dir.
+func writeRules(t *testing.T, dir string, slos []SLO, o Options) string {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, Write(&b, "prometheus", "test", slos, o))
+	path := filepath.Join(dir, "rules.yaml")
+	require.NoError(t, os.WriteFile(path, b.Bytes(), 0o600))
+	return path
+}
+
+func runPromtool(t *testing.T, args ...string) {
+	t.Helper()
+	out, err := exec.Command(promtool(t), args...).CombinedOutput()
+	require.NoError(t, err, "promtool %s:\n%s", strings.Join(args, " "), out)
+	t.Logf("promtool %s:\n%s", args[0]+" "+args[1], out)
+}
+
+// TestPromtoolCheckRules: promtool accepts every rule file llmslo writes:
+// both example configurations, with and without the guard and the test
+// divisor, several SLOs and periods.
+func TestPromtoolCheckRules(t *testing.T) {
+	promtool(t)
+	dir := t.TempDir()
+	var files []string
+	for _, cfg := range []string{"../../config/collector.yaml", "../../config/demo.yaml", ""} {
+		var slos []SLO
+		if cfg == "" {
+			var err error
+			slos, err = load(t, twoProcessors)
+			require.NoError(t, err)
+		} else {
+			slos = loadFile(t, cfg)
+		}
+		for i, o := range []Options{{}, {MinRequests: 20, WindowDivisor: 60, Matchers: []string{`deployment_environment_name="prod"`}}} {
+			sub := filepath.Join(dir, fmt.Sprintf("%d-%d", len(files), i))
+			require.NoError(t, os.Mkdir(sub, 0o700))
+			files = append(files, writeRules(t, sub, slos, o))
+		}
+	}
+	runPromtool(t, append([]string{"check", "rules"}, files...)...)
+}
+
+// phase is a stretch of constant traffic: minutes long, per minute.
+type phase struct{ minutes, perMinute float64 }
+
+// counter writes the values of a counter that grows by perMinute each
+// minute of each phase, in promtool's series notation.
+func counter(phases ...phase) string {
+	var parts []string
+	v := 0.0
+	for i, p := range phases {
+		start := v
+		if i > 0 {
+			start += p.perMinute
+		}
+		parts = append(parts, fmt.Sprintf("%v+%vx%v", start, p.perMinute, p.minutes))
+		v = start + p.perMinute*p.minutes
+	}
+	return strings.Join(parts, " ")
+}
+
+// replica gives the two counters of SLO interactive on one collector replica and
+// model: requests and met, per phase as {minutes, requests/min, error
+// ratio}.
+func replica(instance, model string, phases ...[3]float64) []map[string]string {
+	var total, met []phase
+	for _, p := range phases {
+		total = append(total, phase{p[0], p[1]})
+		met = append(met, phase{p[0], p[1] * (1 - p[2])})
+	}
+	labels := fmt.Sprintf(`{llm_slo_name="interactive",collector_instance_id=%q,gen_ai_request_model=%q,llm_layer="server"}`, instance, model)
+	return []map[string]string{
+		{"series": metricRequests + labels, "values": counter(total...)},
+		{"series": metricMet + labels, "values": counter(met...)},
+	}
+}
+
+// sloLabels are the labels of every recorded series of the SLO.
+func sloLabels(o Options, s *SLO) map[string]string { return o.idLabels(s) }
+
+// expAlert is what promtool must see firing, annotations expanded.
+func expAlert(o Options, s *SLO, severity string) map[string]any {
+	labels := with(sloLabels(o, s), "severity", severity, "sloth_severity", severity)
+	ann := annotations(s, Windows[map[string]int{"page": 0, "ticket": 1}[severity]], o.MinRequests)
+	ann["title"] = strings.NewReplacer("{{$labels.sloth_service}}", o.service(), "{{$labels.sloth_slo}}", s.Name).Replace(ann["title"])
+	return map[string]any{"exp_labels": labels, "exp_annotations": ann}
+}
+
+// TestPromtoolRules runs promtool's rule unit tests on synthetic series of
+// the connector's counters, one SLO at 99% over 30 days (error budget 1%):
+//   - healthy (0.5% errors for a day): no alert;
+//   - a 20x burn (20% errors) after two healthy days (so that the 3d window
+//     stays under the ticket's 1x): the page fires when the 1h window crosses 14.4x, 43 minutes in (2% of 30 days at 20x): not
+//     at 42 minutes, firing at 44 (the alert group may read the recording
+//     groups' previous evaluation, a minute late); the 5m SLI is 20% exactly;
+//   - a 2x burn: the ticket fires, the page does not;
+//   - 100% errors at 2 requests per 5 minutes: with the guard at 20
+//     requests no page (the ticket still fires); without it, a page;
+//   - two collector replicas at different rates and error ratios: the SLI
+//     is the pooled ratio (30 errors in 1,500 requests = 2%), not the mean
+//     of the replicas' ratios (2.5%).
+func TestPromtoolRules(t *testing.T) {
+	promtool(t)
+	slos, err := load(t, `
+processors:
+  llm_slo:
+    slos:
+      - {name: interactive, ttft: 500ms, tpot: 15ms, e2e: 2s, objective: 99}
+`)
+	require.NoError(t, err)
+	s := &slos[0]
+	for _, guard := range []float64{0, 20} {
+		o := Options{MinRequests: guard}
+		dir := t.TempDir()
+		writeRules(t, dir, slos, o)
+		sli := func(window string) string {
+			return "slo:sli_error:ratio_rate" + window + promLabels(with(sloLabels(o, s), "sloth_window", window))
+		}
+		type test map[string]any
+		tests := []test{
+			{ // healthy
+				"interval": "1m",
+				"input_series": append(replica("a", "m1", [3]float64{1440, 600, 0.005}),
+					replica("b", "m2", [3]float64{1440, 300, 0.005})...),
+				"alert_rule_test": []any{
+					map[string]any{"eval_time": "30m", "alertname": AlertName, "exp_alerts": []any{}},
+					map[string]any{"eval_time": "6h", "alertname": AlertName, "exp_alerts": []any{}},
+					map[string]any{"eval_time": "1d", "alertname": AlertName, "exp_alerts": []any{}},
+				},
+			},
+			{ // 20x burn after two healthy days
+				"interval":     "1m",
+				"input_series": replica("a", "m1", [3]float64{2880, 600, 0.005}, [3]float64{120, 600, 0.2}),
+				"alert_rule_test": []any{
+					map[string]any{"eval_time": "2d42m", "alertname": AlertName, "exp_alerts": []any{}},
+					map[string]any{"eval_time": "2d44m", "alertname": AlertName, "exp_alerts": []any{expAlert(o, s, "page")}},
+				},
+				"promql_expr_test": []any{map[string]any{
+					"expr": "slo:sli_error:ratio_rate5m", "eval_time": "2d30m",
+					"exp_samples": []any{map[string]any{"labels": sli("5m"), "value": 0.2}},
+				}},
+			},
+			{ // 2x burn: ticket, not page
+				"interval":     "1m",
+				"input_series": replica("a", "m1", [3]float64{480, 600, 0.02}),
+				"alert_rule_test": []any{
+					map[string]any{"eval_time": "7h", "alertname": AlertName, "exp_alerts": []any{expAlert(o, s, "ticket")}},
+				},
+			},
+			{ // low traffic: 2 requests per 5 minutes, all failing
+				"interval":     "1m",
+				"input_series": replica("a", "m1", [3]float64{480, 0.4, 1}),
+				"alert_rule_test": []any{map[string]any{"eval_time": "7h", "alertname": AlertName, "exp_alerts": func() []any {
+					if guard > 0 {
+						return []any{expAlert(o, s, "ticket")}
+					}
+					return []any{expAlert(o, s, "page"), expAlert(o, s, "ticket")}
+				}()}},
+			},
+			{ // two replicas: the pooled ratio
+				"interval": "1m",
+				"input_series": append(replica("3c1e", "m1", [3]float64{60, 1000, 0.01}),
+					replica("9f02", "m1", [3]float64{60, 500, 0.04})...),
+				"promql_expr_test": []any{map[string]any{
+					"expr": "slo:sli_error:ratio_rate5m", "eval_time": "30m",
+					"exp_samples": []any{map[string]any{"labels": sli("5m"), "value": 0.02}},
+				}, map[string]any{
+					"expr": "slo:sli_error:ratio_rate30m", "eval_time": "30m",
+					"exp_samples": []any{map[string]any{"labels": sli("30m"), "value": 0.02}},
+				}, map[string]any{
+					// Sloth's burn rate keeps the 5m series' sloth_window.
+					"expr": "round(slo:current_burn_rate:ratio * 1e6) / 1e6", "eval_time": "30m",
+					"exp_samples": []any{map[string]any{"labels": promLabels(with(sloLabels(o, s), "sloth_window", "5m")), "value": 2}},
+				}},
+			},
+		}
+		if guard == 0 { // the guard changes only the low-traffic case
+			tests = tests[3:4]
+		}
+		b, err := yaml.Marshal(map[string]any{"rule_files": []string{"rules.yaml"}, "evaluation_interval": "1m", "tests": tests})
+		require.NoError(t, err)
+		path := filepath.Join(dir, "test.yaml")
+		require.NoError(t, os.WriteFile(path, b, 0o600))
+		runPromtool(t, "test", "rules", path)
+	}
+}
+
+func promLabels(m map[string]string) string {
+	var kv []string
+	for _, l := range strings.Split(SortedLabels(m), ",") {
+		k, v, _ := strings.Cut(l, "=")
+		kv = append(kv, fmt.Sprintf("%s=%q", k, v))
+	}
+	return "{" + strings.Join(kv, ", ") + "}"
+}

@@ -1,0 +1,202 @@
+package slorules
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/llmslo/llmslo/internal/collectorconfig"
+	"github.com/llmslo/llmslo/internal/promtime"
+)
+
+// load reads SLOs from a collector config given as YAML.
+func load(t *testing.T, body string) ([]SLO, error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(body), 0o600))
+	procs, err := collectorconfig.Load(context.Background(), path)
+	require.NoError(t, err)
+	return FromProcessors(procs)
+}
+
+const twoProcessors = `
+processors:
+  llm_slo:
+    slos:
+      - {name: interactive, ttft: 500ms, tpot: 15ms, e2e: 2s, objective: 99}
+      - {name: no_objective, e2e: 30s}
+  llm_slo/engine:
+    attribute_prefix: "x."
+    slos:
+      - name: engine_queue
+        queue_time: 100ms
+        objective: 99.9
+        period: 28d
+        selector: {layer: server, models: [m1, m2]}
+`
+
+func TestFromProcessors(t *testing.T) {
+	slos, err := load(t, twoProcessors)
+	require.NoError(t, err)
+	require.Len(t, slos, 2, "the SLO without an objective has no rules")
+	assert.Equal(t, SLO{Name: "interactive", Processor: "llm_slo", Objective: 99, Period: 30 * promtime.Day,
+		Description: "TTFT <= 500ms AND TPOT <= 15ms AND E2E <= 2s", LayerLabel: "llm_layer"}, slos[0])
+	assert.Equal(t, SLO{Name: "engine_queue", Processor: "llm_slo/engine", Objective: 99.9, Period: 28 * promtime.Day,
+		Description: "queue time <= 100ms (layer server; models m1, m2)", LayerLabel: "x_layer", Layer: "server"}, slos[1])
+
+	_, err = load(t, `
+processors:
+  llm_slo/a: {slos: [{name: chat, ttft: 1s, objective: 99}]}
+  llm_slo/b: {slos: [{name: chat, ttft: 2s}]}
+`)
+	assert.ErrorContains(t, err, `SLO "chat" is defined by both llm_slo/a and llm_slo/b`)
+	_, err = load(t, "processors:\n  llm_slo: {slos: [{name: chat, ttft: 1s}]}\n")
+	assert.ErrorContains(t, err, "no SLO has an objective")
+}
+
+func TestFactors(t *testing.T) {
+	var got [][4]float64
+	for _, p := range []time.Duration{30 * promtime.Day, 28 * promtime.Day} {
+		got = append(got, [4]float64{Windows[0].Quick.Factor(p), Windows[0].Slow.Factor(p), Windows[1].Quick.Factor(p), Windows[1].Slow.Factor(p)})
+	}
+	// The Google SRE workbook's 30-day factors; 28 days scale them by 28/30.
+	assert.Equal(t, [4]float64{14.4, 6, 3, 1}, got[0])
+	assert.InDeltaSlice(t, []float64{13.44, 5.6, 2.8, 0.9333333}, got[1][:], 1e-6)
+}
+
+func rulesOf(t *testing.T, f *RuleFile) map[string]Rule {
+	out := map[string]Rule{}
+	for _, g := range f.Groups {
+		for _, r := range g.Rules {
+			key := g.Name + " " + r.Record + r.Alert + " " + r.Labels["severity"]
+			_, dup := out[key]
+			require.False(t, dup, key)
+			out[key] = r
+		}
+	}
+	return out
+}
+
+func TestPrometheus(t *testing.T) {
+	slos, err := load(t, twoProcessors)
+	require.NoError(t, err)
+	f, err := Prometheus(slos, Options{})
+	require.NoError(t, err)
+	require.Len(t, f.Groups, 6)
+	rules := rulesOf(t, f)
+	var names []string
+	for _, r := range f.Groups[0].Rules {
+		names = append(names, r.Record)
+		assert.Equal(t, map[string]string{"sloth_id": "llmslo-interactive", "sloth_service": "llmslo", "sloth_slo": "interactive",
+			"llm_slo_name": "interactive", "sloth_window": strings.TrimPrefix(r.Record, "slo:sli_error:ratio_rate")}, r.Labels)
+	}
+	assert.Equal(t, []string{"slo:sli_error:ratio_rate5m", "slo:sli_error:ratio_rate30m", "slo:sli_error:ratio_rate1h",
+		"slo:sli_error:ratio_rate2h", "slo:sli_error:ratio_rate6h", "slo:sli_error:ratio_rate1d", "slo:sli_error:ratio_rate3d",
+		"slo:sli_error:ratio_rate30d"}, names)
+	// The 28-day period is "4w", as Sloth writes it.
+	assert.Equal(t, "slo:sli_error:ratio_rate4w", f.Groups[3].Rules[7].Record)
+
+	sli := rules["sloth-slo-sli-recordings-llmslo-interactive slo:sli_error:ratio_rate5m "]
+	assert.Equal(t, `(sum(rate(llm_slo_requests_total{llm_slo_name="interactive"}[5m])) - sum(rate(llm_slo_requests_met_total{llm_slo_name="interactive"}[5m])))
+/
+(sum(rate(llm_slo_requests_total{llm_slo_name="interactive"}[5m])))
+`, sli.Expr, "summed over every series: collector_instance_id never splits the SLO")
+	assert.NotContains(t, sli.Expr, "collector_instance_id")
+
+	meta := map[string]string{}
+	for _, r := range f.Groups[4].Rules {
+		meta[r.Record] = r.Expr
+	}
+	assert.Equal(t, "vector(0.999)", meta["slo:objective:ratio"])
+	assert.Equal(t, "vector(1-0.999)", meta["slo:error_budget:ratio"])
+	assert.Equal(t, "vector(28)", meta["slo:time_period:days"])
+	assert.Contains(t, meta["slo:period_burn_rate:ratio"], "slo:sli_error:ratio_rate4w{")
+	assert.Equal(t, `1 - slo:period_burn_rate:ratio{sloth_id="llmslo-engine_queue", sloth_service="llmslo", sloth_slo="engine_queue"}`,
+		meta["slo:period_error_budget_remaining:ratio"])
+
+	page := rules["sloth-slo-alerts-llmslo-engine_queue LLMSLOErrorBudgetBurn page"]
+	assert.Equal(t, map[string]string{"severity": "page", "sloth_severity": "page", "llm_slo_name": "engine_queue"}, page.Labels)
+	assert.Contains(t, page.Expr, `max(slo:sli_error:ratio_rate5m{sloth_id="llmslo-engine_queue", sloth_service="llmslo", sloth_slo="engine_queue"} > (13.44 * 0.001)) without (sloth_window)`)
+	assert.Contains(t, page.Expr, `ratio_rate6h{sloth_id="llmslo-engine_queue", sloth_service="llmslo", sloth_slo="engine_queue"} > (5.6 * 0.001))`)
+	assert.NotContains(t, page.Expr, "increase", "no guard unless asked")
+	assert.Contains(t, page.Annotations["description"], "99.9% objective over 4w")
+	assert.Contains(t, page.Annotations["description"], "13.44 times the error budget over both 1h and 5m, or 5.6 times the error budget over both 6h and 30m")
+	ticket := rules["sloth-slo-alerts-llmslo-engine_queue LLMSLOErrorBudgetBurn ticket"]
+	assert.Contains(t, ticket.Expr, `ratio_rate3d{sloth_id="llmslo-engine_queue", sloth_service="llmslo", sloth_slo="engine_queue"} > (0.933333333333 * 0.001))`)
+}
+
+func TestOptions(t *testing.T) {
+	slos, err := load(t, twoProcessors)
+	require.NoError(t, err)
+	f, err := Prometheus(slos, Options{Service: "chat", MinRequests: 20, WindowDivisor: 60, Matchers: []string{`env="prod"`}})
+	require.NoError(t, err)
+	rules := rulesOf(t, f)
+	sli := rules["sloth-slo-sli-recordings-chat-interactive slo:sli_error:ratio_rate1h "]
+	assert.Contains(t, sli.Expr, `llm_slo_requests_total{llm_slo_name="interactive",env="prod"}[1m]`, "1h / 60, names unchanged")
+	assert.Equal(t, "1h", sli.Labels["sloth_window"])
+	assert.Contains(t, rules["sloth-slo-sli-recordings-chat-interactive slo:sli_error:ratio_rate30d "].Expr, "[12h]")
+	page := rules["sloth-slo-alerts-chat-interactive LLMSLOErrorBudgetBurn page"]
+	assert.Contains(t, page.Expr, "and on()\n    sum(increase(llm_slo_requests_total{llm_slo_name=\"interactive\",env=\"prod\"}[5s])) >= 20\n")
+	assert.Contains(t, page.Expr, "[30s])) >= 20\n")
+	assert.Contains(t, page.Annotations["description"], "fewer than 20 requests")
+	assert.NotContains(t, rules["sloth-slo-alerts-chat-interactive LLMSLOErrorBudgetBurn ticket"].Expr, "increase", "tickets are not guarded")
+
+	for _, o := range []Options{{MinRequests: -1}, {WindowDivisor: -2}, {WindowDivisor: 7}, {WindowDivisor: 1000}} {
+		_, err := Prometheus(slos, o)
+		assert.Error(t, err, "%+v", o)
+	}
+}
+
+func TestFormats(t *testing.T) {
+	slos, err := load(t, twoProcessors)
+	require.NoError(t, err)
+	for _, format := range []string{"prometheus", "sloth", "pyrra", "openslo"} {
+		var b bytes.Buffer
+		require.NoError(t, Write(&b, format, "config.yaml", slos, Options{}), format)
+		assert.True(t, strings.HasPrefix(b.String(), "# Generated by llmslo from config.yaml."), format)
+		dec := yaml.NewDecoder(&b)
+		docs := 0
+		for {
+			var doc map[string]any
+			if dec.Decode(&doc) != nil {
+				break
+			}
+			docs++
+		}
+		assert.Equal(t, map[string]int{"prometheus": 1, "sloth": 2, "pyrra": 2, "openslo": 3}[format], docs, format)
+	}
+	assert.ErrorContains(t, Write(&bytes.Buffer{}, "nope", "x", slos, Options{}), "allowed values are prometheus, sloth, pyrra, openslo")
+
+	sloth := Sloth(slos, Options{})
+	require.Len(t, sloth, 2)
+	assert.Equal(t, 28*promtime.Day, sloth[0].Period)
+	s := sloth[1].Spec.SLOs[0]
+	assert.Equal(t, `sum(rate(llm_slo_requests_total{llm_slo_name="interactive"}[{{.window}}])) - sum(rate(llm_slo_requests_met_total{llm_slo_name="interactive"}[{{.window}}]))`, s.SLI.Events.ErrorQuery)
+	assert.Equal(t, "page", s.Alerting.PageAlert.Labels["severity"])
+
+	p := Pyrra(slos, Options{})[1]
+	assert.Equal(t, "llmslo-engine-queue", p.Metadata.Name)
+	assert.Equal(t, "99.9", p.Spec.Target)
+	assert.Equal(t, "4w", p.Spec.Window)
+	assert.Equal(t, `llm_slo_requests_met_total{llm_slo_name="engine_queue"}`, p.Spec.Indicator.Latency.Success.Metric)
+	o := OpenSLOs(slos, Options{})[1]
+	assert.Equal(t, "SLO", o.Kind)
+	assert.Equal(t, []any{map[string]any{"duration": "30d", "isRolling": true}}, o.Spec["timeWindow"])
+}
+
+func loadFile(t *testing.T, path string) []SLO {
+	t.Helper()
+	procs, err := collectorconfig.Load(context.Background(), path)
+	require.NoError(t, err)
+	slos, err := FromProcessors(procs)
+	require.NoError(t, err)
+	return slos
+}

@@ -1,0 +1,139 @@
+// Package slorules turns the objectives of a collector configuration's
+// llm_slo processors into what SREs run: Prometheus recording rules and
+// multi-window multi-burn-rate alerts named as Sloth names them, and the
+// equivalent Sloth, Pyrra and OpenSLO specs.
+//
+// The SLI of an SLO is the processor's verdict, counted by the connector:
+// error ratio = 1 - met / requests, each counter summed over every series
+// of the SLO (every model, layer, dimension and collector replica), so
+// collector.instance.id never splits an SLO. Unknown verdicts are not met.
+package slorules
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	llmsloprocessor "github.com/llmslo/llmslo"
+	"github.com/llmslo/llmslo/internal/collectorconfig"
+	"github.com/llmslo/llmslo/internal/contract"
+	"github.com/llmslo/llmslo/internal/promname"
+	"github.com/llmslo/llmslo/internal/promtime"
+	"github.com/llmslo/llmslo/llmsloconnector"
+)
+
+// SLO is one objective of the configuration.
+type SLO struct {
+	// Name is the SLO's name, the connector's llm.slo.name.
+	Name string
+	// Processor is the ID of the processor that judges it.
+	Processor string
+	// Objective is the target share of good requests, in percent.
+	Objective float64
+	// Period is the compliance window.
+	Period time.Duration
+	// Description says what a good request is, from the thresholds and the
+	// selector ("TTFT <= 500ms AND TPOT <= 15ms AND E2E <= 2s").
+	Description string
+	// LayerLabel is the Prometheus label of the layer dimension
+	// ("llm_layer" under the default attribute_prefix).
+	LayerLabel string
+	// Layer is the selector's layer ("" for both).
+	Layer string
+}
+
+// FromProcessors lists the SLOs with an objective, in configuration order.
+// The connector's metrics carry the SLO name only, so a name used by two
+// processors is an error.
+func FromProcessors(procs []collectorconfig.Processor) ([]SLO, error) {
+	var out []SLO
+	seen := map[string]string{}
+	for _, p := range procs {
+		for _, s := range p.Config.SLOs {
+			if prev, ok := seen[s.Name]; ok {
+				return nil, fmt.Errorf("SLO %q is defined by both %s and %s: the connector's metrics tell SLOs apart by name only", s.Name, prev, p.ID)
+			}
+			seen[s.Name] = p.ID.String()
+			if s.Objective == nil {
+				continue
+			}
+			period, err := promtime.ParsePeriod(s.Period)
+			if err != nil { // Load validated it already
+				return nil, fmt.Errorf("%s: SLO %s: period: %w", p.ID, s.Name, err)
+			}
+			out = append(out, SLO{
+				Name: s.Name, Processor: p.ID.String(), Objective: *s.Objective, Period: period,
+				Description: describe(&s), LayerLabel: promname.Label(p.Config.AttributePrefix + contract.SuffixLayer),
+				Layer: s.Selector.Layer,
+			})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no SLO has an objective: add one, e.g. objective: 99 beside the thresholds")
+	}
+	return out, nil
+}
+
+func describe(s *llmsloprocessor.SLOConfig) string {
+	var parts []string
+	for _, t := range []struct {
+		name string
+		d    *time.Duration
+	}{{"TTFT", s.TTFT}, {"TPOT", s.TPOT}, {"ITL", s.ITL}, {"E2E", s.E2E}, {"queue time", s.QueueTime}} {
+		if t.d != nil {
+			parts = append(parts, fmt.Sprintf("%s <= %v", t.name, *t.d))
+		}
+	}
+	desc := strings.Join(parts, " AND ")
+	var sel []string
+	if s.Selector.Layer != "" {
+		sel = append(sel, "layer "+s.Selector.Layer)
+	}
+	if len(s.Selector.Presets) > 0 {
+		sel = append(sel, "presets "+strings.Join(s.Selector.Presets, ", "))
+	}
+	if len(s.Selector.Models) > 0 {
+		sel = append(sel, "models "+strings.Join(s.Selector.Models, ", "))
+	}
+	for _, a := range s.Selector.Attributes {
+		sel = append(sel, a.Key+" in "+strings.Join(a.Values, ", "))
+	}
+	if len(sel) > 0 {
+		desc += " (" + strings.Join(sel, "; ") + ")"
+	}
+	return desc
+}
+
+// Prometheus names of the counters the SLI reads.
+var (
+	metricRequests   = promname.Metric(llmsloconnector.MetricSLORequests)
+	metricMet        = promname.Metric(llmsloconnector.MetricSLOMet)
+	metricViolations = promname.Metric(llmsloconnector.MetricSLOViolations)
+	labelSLOName     = promname.Label(llmsloconnector.AttrSLOName)
+	labelConstraint  = promname.Label(llmsloconnector.AttrSLOConstraint)
+)
+
+// Selector is the series selector of the SLO's counters, with the extra
+// matchers (e.g. `deployment_environment_name="prod"`) inside the braces.
+func (s *SLO) selector(metric string, extra []string) string {
+	m := append([]string{fmt.Sprintf("%s=%q", labelSLOName, s.Name)}, extra...)
+	return metric + "{" + strings.Join(m, ",") + "}"
+}
+
+// ErrorQuery is the rate of requests that did not meet the SLO (violated
+// or unknown) over window, summed across every series and replica. window
+// may be Sloth's template variable "{{.window}}".
+func (s *SLO) ErrorQuery(window string, extra []string) string {
+	return fmt.Sprintf("sum(rate(%s[%s])) - sum(rate(%s[%s]))",
+		s.selector(metricRequests, extra), window, s.selector(metricMet, extra), window)
+}
+
+// TotalQuery is the rate of requests the SLO selected over window.
+func (s *SLO) TotalQuery(window string, extra []string) string {
+	return fmt.Sprintf("sum(rate(%s[%s]))", s.selector(metricRequests, extra), window)
+}
+
+// GoodQuery is the rate of requests that met the SLO over window.
+func (s *SLO) GoodQuery(window string, extra []string) string {
+	return fmt.Sprintf("sum(rate(%s[%s]))", s.selector(metricMet, extra), window)
+}

@@ -1,0 +1,117 @@
+package slothcompat
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/slok/sloth/pkg/lib"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+
+	"github.com/llmslo/llmslo/internal/collectorconfig"
+	"github.com/llmslo/llmslo/internal/promtime"
+	"github.com/llmslo/llmslo/internal/slorules"
+)
+
+// Labels Sloth sets on sloth_slo_info about itself, which llmslo sets
+// about itself.
+var selfDescribing = []string{"sloth_mode", "sloth_spec", "sloth_version"}
+
+// TestSlothEquivalence runs Sloth's generator on `llmslo rules --format
+// sloth` for the SLOs of config/collector.yaml (a 30-day and a 28-day
+// period, Sloth's two built-in window sets) and checks that the rule file
+// of `llmslo rules` has the same groups, rule names, labels and
+// annotations, and expressions that parse to the same PromQL up to float
+// noise (Sloth writes 1-0.999 as 0.0009999999999999432, llmslo as 0.001).
+func TestSlothEquivalence(t *testing.T) {
+	procs, err := collectorconfig.Load(context.Background(), "../config/collector.yaml")
+	require.NoError(t, err)
+	slos, err := slorules.FromProcessors(procs)
+	require.NoError(t, err)
+	periods := slorules.Sloth(slos, slorules.Options{})
+	require.Len(t, periods, 2, "config/collector.yaml has a 28d and a 30d SLO")
+	for _, p := range periods {
+		t.Run(promtime.Format(p.Period), func(t *testing.T) {
+			spec, err := yaml.Marshal(p.Spec)
+			require.NoError(t, err)
+			gen, err := lib.NewPrometheusSLOGenerator(lib.PrometheusSLOGeneratorConfig{DefaultSLOPeriod: p.Period})
+			require.NoError(t, err)
+			res, err := gen.GenerateFromRaw(context.Background(), spec)
+			require.NoError(t, err)
+			var out bytes.Buffer
+			require.NoError(t, gen.WriteResultAsPrometheusStd(context.Background(), *res, &out))
+			if os.Getenv("SLOTH_DUMP") != "" {
+				t.Logf("Sloth:\n%s", out.String())
+			}
+			var theirs slorules.RuleFile
+			require.NoError(t, yaml.Unmarshal(out.Bytes(), &theirs))
+
+			var mine []slorules.SLO
+			for _, s := range slos {
+				if s.Period == p.Period {
+					mine = append(mine, s)
+				}
+			}
+			ours, err := slorules.Prometheus(mine, slorules.Options{})
+			require.NoError(t, err)
+			compare(t, ours, &theirs)
+		})
+	}
+}
+
+func compare(t *testing.T, ours, theirs *slorules.RuleFile) {
+	require.Equal(t, len(theirs.Groups), len(ours.Groups))
+	rules, alerts := 0, 0
+	for i, g := range theirs.Groups {
+		o := ours.Groups[i]
+		require.Equal(t, g.Name, o.Name)
+		require.Equal(t, len(g.Rules), len(o.Rules), g.Name)
+		for j, r := range g.Rules {
+			m := o.Rules[j]
+			name := g.Name + " " + r.Record + r.Alert
+			assert.Equal(t, r.Record, m.Record, name)
+			assert.Equal(t, r.Alert, m.Alert, name)
+			if r.Record == "sloth_slo_info" {
+				for _, l := range selfDescribing {
+					delete(r.Labels, l)
+					delete(m.Labels, l)
+				}
+			}
+			assert.Equal(t, r.Labels, m.Labels, name)
+			assert.Equal(t, r.Annotations, m.Annotations, name)
+			assert.Equal(t, normalize(t, r.Expr), normalize(t, m.Expr), name)
+			if r.Alert != "" {
+				alerts++
+			} else {
+				rules++
+			}
+		}
+	}
+	t.Logf("%d groups, %d recording rules and %d alerts: the same names, labels, annotations, windows, factors and expressions as Sloth's",
+		len(theirs.Groups), rules, alerts)
+}
+
+// normalize parses a PromQL expression and prints it back with every
+// number rounded to 12 significant digits: the same meaning prints the
+// same.
+func normalize(t *testing.T, expr string) string {
+	e, err := parser.ParseExpr(expr)
+	require.NoError(t, err, expr)
+	parser.Inspect(e, func(n parser.Node, _ []parser.Node) error {
+		if nl, ok := n.(*parser.NumberLiteral); ok {
+			r, _ := strconv.ParseFloat(strconv.FormatFloat(nl.Val, 'g', 12, 64), 64)
+			if !math.IsNaN(r) {
+				nl.Val = r
+			}
+		}
+		return nil
+	})
+	return strings.TrimSpace(e.String())
+}
