@@ -1,0 +1,23 @@
+package llmsloconnector
+
+import (
+	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/llmslo/llmslo/internal/confcheck"
+)
+
+var _ confmap.Unmarshaler = (*Config)(nil)
+
+// Unmarshal decodes the configuration after refusing a duration written
+// without a unit (`metrics_flush_interval: 5` would be 5ns, `window: 0.5`
+// would be 0s), with the processor's message: the field, what was written
+// and the likely fix.
+func (c *Config) Unmarshal(conf *confmap.Conf) error {
+	if conf == nil {
+		return nil
+	}
+	if err := confcheck.Durations(conf.ToStringMap(), c); err != nil {
+		return err
+	}
+	return conf.Unmarshal(c)
+}
