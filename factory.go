@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package llmsloprocessor is an OpenTelemetry Collector traces processor,
 // type "llm_slo", that recognizes LLM request spans, derives their TTFT,
 // TPOT, ITL, E2E and queue time, judges them against configured SLOs and

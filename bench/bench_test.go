@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package bench measures the llm_slo processor against the irreducible
 // work of writing its attributes, and the llm_slo connector against
 // contrib's spanmetricsconnector, on the same spans. It is a separate module

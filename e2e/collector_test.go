@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 //go:build e2e
 
 // Package e2e runs the built collector distribution (make dist) as a real
@@ -69,8 +72,11 @@ func startProcess(t *testing.T, logPath, bin string, args ...string) {
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
+		done := make(chan struct{})
+		go func() {
+			_ = cmd.Wait()
+			close(done)
+		}()
 		select {
 		case <-done:
 		case <-time.After(15 * time.Second):

@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 //go:build e2e
 
 package e2e
@@ -65,6 +68,7 @@ global:
 // query runs an instant PromQL query returning one scalar sample; ok is
 // false when the result is empty.
 func query(t *testing.T, prom, q string) (float64, bool) {
+	t.Helper()
 	resp, err := http.Get(prom + "/api/v1/query?query=" + url.QueryEscape(q))
 	if err != nil {
 		return 0, false

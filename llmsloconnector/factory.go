@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package llmsloconnector is an OpenTelemetry Collector traces-to-metrics
 // connector, type "llm_slo", that turns the llm_slo processor's span
 // attributes into latency histograms, SLO goodput counters and windowed

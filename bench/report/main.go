@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command report turns the outputs of bench/run.sh into BENCHMARKS.md: the
 // per-span figures (medians over the runs), the ratios the project's targets
 // are stated in, benchstat's summary, the CPU profiles' top entries and the

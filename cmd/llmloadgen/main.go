@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command llmloadgen sends realistic LLM request spans to a collector over
 // OTLP/gRPC with the OpenTelemetry Go SDK, as instrumented servers and
 // clients do, and records the ground truth of every request.

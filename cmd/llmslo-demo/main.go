@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command llmslo-demo drives a running collector with the load generator
 // and prints, every few seconds, what the collector's llm_slo connector
 // reports (received over OTLP/HTTP) beside the generator's ground truth.

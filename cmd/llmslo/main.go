@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command llmslo works from the collector's own configuration file: it
 // prints the Prometheus rules (Sloth-compatible recording rules and
 // multi-window multi-burn-rate alerts) and the Grafana dashboard of every

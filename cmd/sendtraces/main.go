@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command sendtraces sends trace files to a collector over OTLP/gRPC and,
 // with -receive, waits for the collector to export them back over OTLP/HTTP
 // and prints the llm.* attributes the llm_slo processor wrote on each span.

@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package adjusted reads, from a span's W3C tracestate, how many requests a
 // sampled span stands for: its adjusted count, 1/p, where p is the sampling
 // probability that an OTEP 235 sampler recorded as `ot=th:<hex>`.

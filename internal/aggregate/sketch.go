@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package aggregate holds the connector's bounded-memory aggregation
 // structures: histograms in the two OTLP shapes, a relative-error quantile
 // sketch, and the sliding window built from it.

@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package collectorconfig reads the llm_slo processors out of a collector
 // configuration file, the same YAML the collector runs, so that the llmslo
 // command works from one configuration with the collector.

@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package confcheck finds configuration values that would decode without an
 // error into something the user did not mean.
 //

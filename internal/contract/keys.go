@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package contract holds the names of the span attributes that the llm_slo
 // processor writes and the llm_slo connector reads. They are the public,
 // documented contract of the project: change them here and nowhere else.

@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package dashboard builds the Grafana dashboard of a configuration's SLOs
 // and latencies with the Grafana Foundation SDK: per SLO the goodput
 // against the objective, the error budget left and the burn rates (from

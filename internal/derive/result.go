@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package derive turns one LLM request span into TTFT, TPOT, ITL, E2E, queue
 // time and token counts, following the project's definitions (README,
 // "Formulas"). It reads spans through pdata's zero-allocation accessors and

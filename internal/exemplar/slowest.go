@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package exemplar keeps, per data point and flush interval, the slowest
 // observations with the trace and span they came from, so a dashboard can
 // jump from a P99 spike to a request that caused it. An SRE wants the

@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package loadgen generates LLM request traffic with a latency model
 // calibrated to published measurements, emits it as the spans real
 // producers write (through the OpenTelemetry Go SDK), and records the ground

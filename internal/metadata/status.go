@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package metadata holds the component type and stability levels shared by
 // the llm_slo processor and connector, in the layout mdatagen generates (the
 // mdatagen release matching the pinned collector is not available to this

@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package otlpio sends traces to a collector over OTLP/gRPC and receives
 // what a collector exports over OTLP/HTTP, for the demo tools and the
 // end-to-end tests. It uses only pdata's OTLP codecs: no SDK, so the spans

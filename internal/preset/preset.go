@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package preset describes, per LLM telemetry producer, how to recognize its
 // request spans and where each latency input lives on them. A preset is data,
 // not code: the derivation in package derive reads any preset the same way,

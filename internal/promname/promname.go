@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package promname maps the connector's OTLP metric and attribute names to
 // the names Prometheus shows once the contrib Prometheus exporter (or
 // Prometheus's own OTLP receiver) has translated them: dots become

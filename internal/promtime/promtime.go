@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package promtime reads and writes durations as Prometheus and Sloth write
 // them ("5m", "30d", "4w", "1h30m"), and holds the rules of an SLO's
 // compliance period. Go's time.ParseDuration has no days or weeks, which

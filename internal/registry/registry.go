@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package registry lets an llm_slo connector learn, inside one collector
 // process, how the llm_slo processors in front of it are configured: the
 // attribute prefix they write under and the SLO names they judge. It is how

@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package slo judges derived request latencies against named, multi-constraint
 // SLOs. A request meets an SLO when every constraint holds at once
 // (inclusive); a constraint on a value that does not apply holds; a

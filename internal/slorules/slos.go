@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package slorules turns the objectives of a collector configuration's
 // llm_slo processors into what SREs run: Prometheus recording rules and
 // multi-window multi-burn-rate alerts named as Sloth names them, and the

@@ -1,3 +1,6 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package termtext fits the demo's output to a terminal: it measures
 // rendered text and folds long lines at word boundaries, so that a table
 // can be rendered wide and replaced by a narrower layout when it would wrap
