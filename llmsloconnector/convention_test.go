@@ -193,3 +193,27 @@ func TestTokenCountersDelta(t *testing.T) {
 	assert.Equal(t, []int64{100}, []int64{sumOver(md, output, nil)})
 	assert.False(t, metricNamesEmitted(md)[cacheRead], "no cache-read point in an interval without one")
 }
+
+// TestTokenCountersSteadyStateAllocations: under the next names too, a
+// span whose series exists costs no allocation (the counters are allocated
+// with the series' first token count).
+func TestTokenCountersSteadyStateAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	c := newTestConnector(t, caseConfig(t, "metric_names_next"), consumertest.NewNop())
+	in := readInput(t)
+	td := batch(1000, func(spans ptrace.SpanSlice, i int) {
+		s := llmSpan(spans, "m", 0.1+float64(i%10)/100, 0.01, 1, i%3 != 0)
+		s.Attributes().PutInt("llm.input_tokens", 50)
+		s.Attributes().PutInt("llm.cache_read.input_tokens", int64(i%50))
+		s.Attributes().PutInt("llm.reasoning.output_tokens", 10)
+	})
+	require.NoError(t, c.ConsumeTraces(context.Background(), in)) // creates the series
+	require.NoError(t, c.ConsumeTraces(context.Background(), td))
+	allocs := testing.AllocsPerRun(20, func() {
+		_ = c.ConsumeTraces(context.Background(), td)
+		_ = c.ConsumeTraces(context.Background(), in)
+	})
+	assert.LessOrEqual(t, allocs, 2.0)
+}
