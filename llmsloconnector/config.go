@@ -73,6 +73,12 @@ type Config struct {
 	// longer needs to know the mode. Start logs a warning when it is set.
 	TokenAwareITL bool `mapstructure:"token_aware_itl"`
 
+	// MetricNames chooses the GenAI conventions' version of the metric
+	// names: "v1.41" (default, the last released) or "next" (the
+	// conventions' unreleased renames: gen_ai.client.inference.*, token
+	// usage as counters). See the README: Metric names by convention version.
+	MetricNames string `mapstructure:"metric_names"`
+
 	_ struct{}
 }
 
@@ -150,6 +156,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	errs = append(errs, validatePercentiles(c.Percentiles)...)
+	errs = append(errs, c.validateMetricNames()...)
 	if c.Window < windowSlots*time.Millisecond {
 		errs = append(errs, fmt.Errorf("window: %v must be a duration of at least %v, such as 1m", c.Window, windowSlots*time.Millisecond))
 	}
@@ -254,6 +261,7 @@ func createDefaultConfig() component.Config {
 		MetricsFlushInterval:        5 * time.Second,
 		CollectorInstanceID:         true,
 		AttributeValueLengthLimit:   256,
+		MetricNames:                 metricNamesV141,
 	}
 }
 

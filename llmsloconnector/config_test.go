@@ -30,6 +30,7 @@ func TestCreateDefaultConfig(t *testing.T) {
 		MetricsFlushInterval:        5 * time.Second,
 		CollectorInstanceID:         true,
 		AttributeValueLengthLimit:   256,
+		MetricNames:                 "v1.41",
 	}, cfg)
 	assert.NoError(t, componenttest.CheckConfigStruct(cfg))
 	assert.NoError(t, confmap.Validate(cfg))
@@ -81,6 +82,7 @@ func TestLoadConfig(t *testing.T) {
 				MetricsFlushInterval:        15 * time.Second,
 				TokenAwareITL:               true,
 				AttributeValueLengthLimit:   64,
+				MetricNames:                 "next",
 			},
 		},
 		{
@@ -116,6 +118,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "invalid_percentiles_one", errorMessage: "percentiles: [50, 1]: percentiles are given in percent: did you mean 50, 100?"},
 		{name: "invalid_percentile_negative", errorMessage: "percentiles: -5 must be between 0 and 100 (exclusive)"},
 		{name: "invalid_attribute_value_length_limit", errorMessage: "attribute_value_length_limit: -1 must be 0 (no limit) or positive"},
+		{name: "invalid_metric_names", errorMessage: `metric_names: "1.41": allowed values are v1.41, next (default v1.41)`},
 		{
 			name: "invalid_many",
 			errorMessage: "window: 0s must be a duration of at least 6ms, such as 1m\n" +

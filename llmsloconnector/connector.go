@@ -52,6 +52,8 @@ type llmSLOConnector struct {
 	// src is where the processor's attributes are read and which SLO
 	// names count; set at creation and again at Start, before any span.
 	src *source
+	// names are the metric names of the configured convention version.
+	names *metricNames
 
 	maxSize  int32
 	bounds   *[numHistKinds][]float64 // nil: exponential histograms
@@ -106,6 +108,7 @@ func newConnector(set component.TelemetrySettings, cfg *Config, next consumer.Me
 		o(c)
 	}
 	c.merged = c.sketch.New()
+	c.names = namesFor(cfg.MetricNames)
 	c.setHistograms()
 	if !cfg.CollectorInstanceID {
 		c.instance = ""

@@ -333,7 +333,7 @@ func BenchmarkConnectorWithTraces(b *testing.B) {
 			appendRequest(s, &r)
 		}),
 	}
-	for _, tc := range []string{"exponential", "explicit"} {
+	for _, tc := range []string{"exponential", "explicit", "metric_names_next"} {
 		for name, td := range inputs {
 			b.Run(tc+"/"+name, func(b *testing.B) {
 				c := newTestConnector(b, caseConfig(b, tc), consumertest.NewNop())

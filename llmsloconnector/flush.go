@@ -59,6 +59,7 @@ func (c *llmSLOConnector) collectShard(sh *shard, b *builder, ts pcommon.Timesta
 // emit writes one series' points, then resets it for delta temporality.
 func (c *llmSLOConnector) emit(b *builder, s *series, ts pcommon.Timestamp, now time.Time) {
 	c.emitHistograms(b, s, ts)
+	c.emitUsage(b, s, ts)
 	c.emitSLOs(b, s, ts, now)
 	c.emitWindows(b, s, ts, now)
 	if b.delta {
@@ -80,7 +81,7 @@ func (c *llmSLOConnector) emitHistograms(b *builder, s *series, ts pcommon.Times
 		if h == nil || b.delta && h.Count() == 0 {
 			continue
 		}
-		m := b.metric(s, metricDef{histNames[k][s.layer], histUnit(k), histDescriptions[k]})
+		m := b.metric(s, c.names.histDef(k, s.layer))
 		dp := h.AppendTo(m)
 		if m.Type() == pmetric.MetricTypeExponentialHistogram {
 			m.ExponentialHistogram().SetAggregationTemporality(b.temporality())
@@ -88,7 +89,7 @@ func (c *llmSLOConnector) emitHistograms(b *builder, s *series, ts pcommon.Times
 			m.Histogram().SetAggregationTemporality(b.temporality())
 		}
 		s.dims.CopyTo(dp.Attributes())
-		if tt, ok := tokenType[k]; ok {
+		if tt, ok := tokenType[k]; ok && c.names.tokenType {
 			dp.Attributes().PutStr(attrTokenType, tt)
 		}
 		dp.SetStartTimestamp(s.start)

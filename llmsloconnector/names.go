@@ -169,3 +169,95 @@ var windowHist = [numWindowKinds]histKind{histTTFT, histTPOT, histITL, histE2E}
 var windowNames = [numWindowKinds]string{"llm.ttft.window", "llm.tpot.window", "llm.itl.window", "llm.e2e.window"}
 
 const windowDescription = "Percentile over the sliding window (per collector replica; not mergeable across replicas: use the histograms for that)."
+
+// The convention versions of the metric names (metric_names). v1.41 is the
+// last released; next is the GenAI conventions' unreleased version after it
+// (its migration guide): gen_ai.client.operation.* becomes
+// gen_ai.client.inference.*, and gen_ai.client.token.usage (one histogram
+// split by gen_ai.token.type) becomes two histograms and five counters.
+const (
+	metricNamesV141 = "v1.41"
+	metricNamesNext = "next"
+)
+
+// metricNamesValues are the allowed metric_names, the default first.
+var metricNamesValues = []string{metricNamesV141, metricNamesNext}
+
+// usageKind is a token counter of the next names.
+type usageKind uint8
+
+const (
+	usageInput usageKind = iota
+	usageOutput
+	usageCacheRead
+	usageCacheWrite
+	usageReasoning
+	numUsageKinds
+)
+
+// metricNames is one convention version's names of the distributions and
+// token counters; the SLO and window metrics are the same in every version.
+type metricNames struct {
+	hist [numHistKinds][numLayers]string
+	desc [numHistKinds]string
+	// tokenType: the two token histograms share a name, told apart by
+	// gen_ai.token.type.
+	tokenType bool
+	// usage are the token counters; empty names are not emitted.
+	usage     [numUsageKinds][numLayers]string
+	usageDesc [numUsageKinds]string
+}
+
+var namesV141 = metricNames{hist: histNames, desc: histDescriptions, tokenType: true}
+
+// namesNext renames the client distributions and splits the token
+// histograms. The server layer has no conventions' token metrics: its
+// histograms and counters take the client's shape in the llm.server.
+// namespace, so one query serves both layers with the prefix swapped.
+var namesNext = metricNames{
+	hist: func() [numHistKinds][numLayers]string {
+		h := histNames
+		h[histTTFT][layerClient] = "gen_ai.client.inference.time_to_first_chunk"
+		h[histITL][layerClient] = "gen_ai.client.inference.time_per_output_chunk"
+		h[histDuration][layerClient] = "gen_ai.client.inference.duration"
+		h[histInputTokens] = [numLayers]string{"llm.server.inference.operation.input_tokens", "gen_ai.client.inference.operation.input_tokens"}
+		h[histOutputTokens] = [numLayers]string{"llm.server.inference.operation.output_tokens", "gen_ai.client.inference.operation.output_tokens"}
+		return h
+	}(),
+	desc: func() [numHistKinds]string {
+		d := histDescriptions
+		d[histInputTokens] = "Input tokens of each LLM request."
+		d[histOutputTokens] = "Output tokens of each LLM request."
+		return d
+	}(),
+	usage: [numUsageKinds][numLayers]string{
+		usageInput:      {"llm.server.inference.usage.input_tokens", "gen_ai.client.inference.usage.input_tokens"},
+		usageOutput:     {"llm.server.inference.usage.output_tokens", "gen_ai.client.inference.usage.output_tokens"},
+		usageCacheRead:  {"llm.server.inference.usage.cache_read.input_tokens", "gen_ai.client.inference.usage.cache_read.input_tokens"},
+		usageCacheWrite: {"llm.server.inference.usage.cache_write.input_tokens", "gen_ai.client.inference.usage.cache_write.input_tokens"},
+		usageReasoning:  {"llm.server.inference.usage.reasoning.output_tokens", "gen_ai.client.inference.usage.reasoning.output_tokens"},
+	},
+	usageDesc: [numUsageKinds]string{
+		usageInput:      "Input tokens of the successful LLM requests.",
+		usageOutput:     "Output tokens of the successful LLM requests.",
+		usageCacheRead:  "Input tokens served from the provider's prompt cache (among the input tokens), where the producer reports them.",
+		usageCacheWrite: "Input tokens written to the provider's prompt cache (among the input tokens), where the producer reports them.",
+		usageReasoning:  "Reasoning tokens (among the output tokens), where the producer reports them.",
+	},
+}
+
+// metricNameSets are the name sets by metric_names value.
+var metricNameSets = map[string]*metricNames{metricNamesV141: &namesV141, metricNamesNext: &namesNext}
+
+// histDef is the name, unit and description of histogram k at layer l.
+func (n *metricNames) histDef(k histKind, l layerIndex) metricDef {
+	return metricDef{n.hist[k][l], histUnit(k), n.desc[k]}
+}
+
+// counters reports whether the set has token counters.
+func (n *metricNames) counters() bool { return n.usage[usageInput][layerClient] != "" }
+
+// usageDef is the name, unit and description of counter u at layer l.
+func (n *metricNames) usageDef(u usageKind, l layerIndex) metricDef {
+	return metricDef{n.usage[u][l], unitTokens, n.usageDesc[u]}
+}

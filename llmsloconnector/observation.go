@@ -19,6 +19,7 @@ type observation struct {
 	weights []uint64
 	slos    []sloObservation
 	tokens  uint64 // output tokens, for token goodput
+	usage   usageObservation
 	// rejected counts values kept out of the histograms; ignored counts
 	// verdicts under SLO names the processors do not judge.
 	rejected, ignored int

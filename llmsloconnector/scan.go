@@ -68,6 +68,12 @@ func (c *llmSLOConnector) scanOwn(key string, v pcommon.Value, o *observation, f
 		value(o, histInputTokens, v)
 	case contract.SuffixOutputTokens:
 		value(o, histOutputTokens, v)
+	case contract.SuffixCacheReadInputTokens:
+		c.usageValue(o, usageCacheRead, v)
+	case contract.SuffixCacheWriteInputTokens:
+		c.usageValue(o, usageCacheWrite, v)
+	case contract.SuffixReasoningOutputTokens:
+		c.usageValue(o, usageReasoning, v)
 	case contract.SuffixITLGaps:
 		f.gaps, f.hasGaps = v, true
 	case contract.SuffixITLGapWeights:

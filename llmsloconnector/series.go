@@ -31,6 +31,8 @@ type series struct {
 	// slos[i] counts the SLO of index i in the connector's sloNames; nil
 	// until a span of the series carries its verdict.
 	slos []*sloCounts
+	// usage are the token counters; nil unless the metric names have them.
+	usage *usageCounts
 }
 
 // sloCounts are one SLO's counters in one series: a single allocation.
@@ -90,6 +92,9 @@ func (c *llmSLOConnector) record(s *series, o *observation, now time.Time) {
 	c.recordHistograms(s, o)
 	c.recordWindows(s, o, now)
 	c.recordSLOs(s, o, now)
+	if c.names.counters() {
+		c.recordUsage(s, o)
+	}
 }
 
 func (c *llmSLOConnector) histogram(s *series, k histKind) aggregate.Histogram {
