@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -33,8 +34,15 @@ func startPrometheus(t *testing.T, target string) string {
 }
 
 // startPrometheusWith scrapes every target each second and, if ruleFile is
-// set, evaluates its rules each second.
+// set, evaluates its rules each second, with native histograms.
 func startPrometheusWith(t *testing.T, targets []string, ruleFile string) string {
+	return runPrometheus(t, targets, ruleFile, "native-histograms")
+}
+
+// runPrometheus runs the Prometheus server (Debian package, 2.42) scraping
+// every target each second, with ruleFile's rules (if set) and the given
+// feature flags, and returns its URL once it is ready.
+func runPrometheus(t *testing.T, targets []string, ruleFile string, features ...string) string {
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
 		if os.Getenv("CI") != "" {
@@ -60,9 +68,22 @@ global:
       - targets: %s
 `, rules, list)), 0o600))
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	startProcess(t, filepath.Join(dir, "prometheus.log"), bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--enable-feature=native-histograms")
-	return "http://" + addr
+	args := []string{"--config.file=" + cfg, "--storage.tsdb.path=" + filepath.Join(dir, "data"), "--web.listen-address=" + addr}
+	for _, f := range features {
+		args = append(args, "--enable-feature="+f)
+	}
+	startProcess(t, filepath.Join(dir, "prometheus.log"), bin, args...)
+	prom := "http://" + addr
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(prom + "/-/ready")
+		if err != nil {
+			return false
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 30*time.Second, 200*time.Millisecond, "prometheus never became ready")
+	return prom
 }
 
 // query runs an instant PromQL query returning one scalar sample; ok is

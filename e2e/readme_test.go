@@ -10,12 +10,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -255,41 +253,10 @@ func metricFamilies(t *testing.T, url string) []string {
 // startPrometheusServer runs Prometheus scraping target every second, with
 // or without native histograms.
 func startPrometheusServer(t *testing.T, target string, nativeHistograms bool) string {
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("prometheus is not installed (apt-get install prometheus)")
-		}
-		t.Skip("prometheus is not installed")
-	}
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "prometheus.yml")
-	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`
-global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: llmslo
-    static_configs:
-      - targets: [%q]
-`, target)), 0o600))
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	args := []string{"--config.file=" + cfg, "--storage.tsdb.path=" + filepath.Join(dir, "data"), "--web.listen-address=" + addr}
 	if nativeHistograms {
-		args = append(args, "--enable-feature=native-histograms")
+		return runPrometheus(t, []string{target}, "", "native-histograms")
 	}
-	startProcess(t, filepath.Join(dir, "prometheus.log"), bin, args...)
-	prom := "http://" + addr
-	require.Eventually(t, func() bool {
-		resp, err := http.Get(prom + "/-/ready")
-		if err != nil {
-			return false
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		_ = resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}, 30*time.Second, 200*time.Millisecond, "prometheus never became ready")
-	return prom
+	return runPrometheus(t, []string{target}, "")
 }
 
 // queryVector runs an instant query and returns the values of its samples;
