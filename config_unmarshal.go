@@ -18,11 +18,5 @@ var _ confmap.Unmarshaler = (*Config)(nil)
 // 500ms?"). Every time.Duration field of Config is checked, present and
 // future, through its mapstructure tags.
 func (c *Config) Unmarshal(conf *confmap.Conf) error {
-	if conf == nil {
-		return nil
-	}
-	if err := confcheck.Durations(conf.ToStringMap(), c); err != nil {
-		return err
-	}
-	return conf.Unmarshal(c)
+	return confcheck.Unmarshal(conf, c)
 }

@@ -16,11 +16,5 @@ var _ confmap.Unmarshaler = (*Config)(nil)
 // would be 0s), with the processor's message: the field, what was written
 // and the likely fix.
 func (c *Config) Unmarshal(conf *confmap.Conf) error {
-	if conf == nil {
-		return nil
-	}
-	if err := confcheck.Durations(conf.ToStringMap(), c); err != nil {
-		return err
-	}
-	return conf.Unmarshal(c)
+	return confcheck.Unmarshal(conf, c)
 }

@@ -9,9 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/llmslo/llmslo/internal/collectorconfig"
 	"github.com/llmslo/llmslo/internal/dashboard"
-	"github.com/llmslo/llmslo/internal/slorules"
 )
 
 func newDashboardCommand() *cobra.Command {
@@ -30,11 +28,7 @@ from the connector's native histograms. Template variables: datasource, SLO, mod
 		Example: `  llmslo dashboard --config config/collector.yaml > llmslo-dashboard.json`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			procs, err := collectorconfig.Load(cmd.Context(), config)
-			if err != nil {
-				return err
-			}
-			slos, err := slorules.FromProcessors(procs)
+			slos, err := loadSLOs(cmd, config)
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,9 @@ package main
 
 import (
 	"github.com/spf13/cobra"
+
+	"github.com/llmslo/llmslo/internal/collectorconfig"
+	"github.com/llmslo/llmslo/internal/slorules"
 )
 
 // newRootCommand is the llmslo command with every subcommand.
@@ -26,4 +29,14 @@ the spans drive the rules, alerts and dashboards, so the two cannot drift apart.
 func configFlag(cmd *cobra.Command, path *string) {
 	cmd.Flags().StringVarP(path, "config", "c", "", "collector configuration file (required)")
 	_ = cmd.MarkFlagRequired("config")
+}
+
+// loadSLOs reads the SLOs of every llm_slo processor of the collector
+// configuration at path.
+func loadSLOs(cmd *cobra.Command, path string) ([]slorules.SLO, error) {
+	procs, err := collectorconfig.Load(cmd.Context(), path)
+	if err != nil {
+		return nil, err
+	}
+	return slorules.FromProcessors(procs)
 }

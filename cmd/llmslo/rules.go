@@ -6,7 +6,6 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/llmslo/llmslo/internal/collectorconfig"
 	"github.com/llmslo/llmslo/internal/slorules"
 )
 
@@ -35,11 +34,7 @@ and collector replica. Unknown verdicts count as not met.
   llmslo rules --config config/collector.yaml --format sloth > sloth-spec.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			procs, err := collectorconfig.Load(cmd.Context(), config)
-			if err != nil {
-				return err
-			}
-			slos, err := slorules.FromProcessors(procs)
+			slos, err := loadSLOs(cmd, config)
 			if err != nil {
 				return err
 			}
