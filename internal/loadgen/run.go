@@ -107,47 +107,15 @@ func (p picker) pick(rng *rand.Rand) string {
 // every request. It stops when the duration is over (or ctx is done),
 // after every started request's span has been exported.
 func Run(ctx context.Context, cfg Config) ([]Truth, error) {
-	for name := range cfg.Models {
-		if _, ok := Profiles[name]; !ok {
-			return nil, fmt.Errorf("unknown model profile %q: known are %s", name, strings.Join(ProfileNames(), ", "))
-		}
+	shapeWeights, err := cfg.check()
+	if err != nil {
+		return nil, err
 	}
-	shapeWeights := map[string]float64{}
-	for s, w := range cfg.Shapes {
-		if s != ShapeVLLM && s != ShapeChunks && s != ShapeSemconv {
-			return nil, fmt.Errorf("unknown shape %q: known are vllm, chunks, semconv", s)
-		}
-		shapeWeights[string(s)] = w
+	providers, err := newProviders(ctx, cfg)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Incident != nil {
-		if err := cfg.Incident.Check(cfg.Models); err != nil {
-			return nil, err
-		}
-	}
-	providers := map[Shape]*sdktrace.TracerProvider{}
-	for _, s := range Shapes {
-		exp := cfg.Exporter
-		if exp == nil {
-			var err error
-			if exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(cfg.Endpoint), otlptracegrpc.WithInsecure()); err != nil {
-				return nil, err
-			}
-		}
-		res := resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName(s.Service()))
-		// A long stream has more chunk events than the SDK's default limit
-		// of 128, beyond which it drops the oldest (the first tokens).
-		limits := sdktrace.NewSpanLimits()
-		limits.EventCountLimit = 1 << 14
-		providers[s] = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithRawSpanLimits(limits),
-			sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(500*time.Millisecond), sdktrace.WithMaxQueueSize(65536)))
-	}
-	defer func() {
-		for _, tp := range providers {
-			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			_ = tp.Shutdown(sctx)
-			cancel()
-		}
-	}()
+	defer shutdown(providers)
 
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
 	engines := map[string]*Engine{}
@@ -155,27 +123,8 @@ func Run(ctx context.Context, cfg Config) ([]Truth, error) {
 		engines[name] = NewEngine(Profiles[name], cfg.Seed+uint64(i)*7919)
 	}
 	models, shapes := newPicker(cfg.Models), newPicker(shapeWeights)
-
-	var (
-		mu     sync.Mutex
-		truths []Truth
-		wg     sync.WaitGroup
-		enc    *json.Encoder
-	)
-	if cfg.Truth != nil {
-		enc = json.NewEncoder(cfg.Truth)
-	}
-	record := func(t Truth) {
-		mu.Lock()
-		defer mu.Unlock()
-		truths = append(truths, t)
-		if enc != nil {
-			_ = enc.Encode(t)
-		}
-		if cfg.OnTruth != nil {
-			cfg.OnTruth(t)
-		}
-	}
+	rec := newRecorder(cfg)
+	var wg sync.WaitGroup
 
 	begin := time.Now()
 	if cfg.Fast {
@@ -195,20 +144,16 @@ func Run(ctx context.Context, cfg Config) ([]Truth, error) {
 		arrival := begin.Add(Durations(at))
 		chunkRng := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
 		tracer := providers[shape].Tracer("github.com/llmslo/llmslo/cmd/llmloadgen")
-		emit := func() { record(Emit(tracer, shape, &req, arrival, chunkRng, cfg.ModelAttr)) }
+		emit := func() { rec.record(Emit(tracer, shape, &req, arrival, chunkRng, cfg.ModelAttr)) }
 		if cfg.Fast {
 			emit()
 			continue
 		}
 		// In real time: wait for the arrival, then emit the span when the
 		// request ends, as an instrumented server does.
-		if d := time.Until(arrival); d > 0 {
-			select {
-			case <-ctx.Done():
-				wg.Wait()
-				return truths, nil
-			case <-time.After(d):
-			}
+		if !sleepUntil(ctx, arrival) {
+			wg.Wait()
+			return rec.all(), nil
 		}
 		wg.Add(1)
 		time.AfterFunc(Durations(req.E2E()+0.005), func() { defer wg.Done(); emit() })
@@ -217,7 +162,110 @@ func Run(ctx context.Context, cfg Config) ([]Truth, error) {
 	for _, tp := range providers {
 		_ = tp.ForceFlush(ctx)
 	}
-	return truths, nil
+	return rec.all(), nil
+}
+
+// check validates the configuration's names and returns the shape weights.
+func (cfg *Config) check() (map[string]float64, error) {
+	for name := range cfg.Models {
+		if _, ok := Profiles[name]; !ok {
+			return nil, fmt.Errorf("unknown model profile %q: known are %s", name, strings.Join(ProfileNames(), ", "))
+		}
+	}
+	shapeWeights := map[string]float64{}
+	for s, w := range cfg.Shapes {
+		if s != ShapeVLLM && s != ShapeChunks && s != ShapeSemconv {
+			return nil, fmt.Errorf("unknown shape %q: known are vllm, chunks, semconv", s)
+		}
+		shapeWeights[string(s)] = w
+	}
+	if cfg.Incident != nil {
+		if err := cfg.Incident.Check(cfg.Models); err != nil {
+			return nil, err
+		}
+	}
+	return shapeWeights, nil
+}
+
+// newProviders returns one tracer provider per shape, each with the
+// service name of the producer it imitates.
+func newProviders(ctx context.Context, cfg Config) (map[Shape]*sdktrace.TracerProvider, error) {
+	providers := map[Shape]*sdktrace.TracerProvider{}
+	for _, s := range Shapes {
+		exp := cfg.Exporter
+		if exp == nil {
+			var err error
+			if exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(cfg.Endpoint), otlptracegrpc.WithInsecure()); err != nil {
+				shutdown(providers)
+				return nil, err
+			}
+		}
+		res := resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName(s.Service()))
+		// A long stream has more chunk events than the SDK's default limit
+		// of 128, beyond which it drops the oldest (the first tokens).
+		limits := sdktrace.NewSpanLimits()
+		limits.EventCountLimit = 1 << 14
+		providers[s] = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithRawSpanLimits(limits),
+			sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(500*time.Millisecond), sdktrace.WithMaxQueueSize(65536)))
+	}
+	return providers, nil
+}
+
+func shutdown(providers map[Shape]*sdktrace.TracerProvider) {
+	for _, tp := range providers {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = tp.Shutdown(sctx)
+		cancel()
+	}
+}
+
+// sleepUntil waits for t; it returns false when ctx ends first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return true
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
+
+// recorder keeps the ground truth of every request emitted, writes it as
+// JSON lines when configured, and calls the configured callback.
+type recorder struct {
+	mu     sync.Mutex
+	truths []Truth
+	enc    *json.Encoder
+	on     func(Truth)
+}
+
+func newRecorder(cfg Config) *recorder {
+	r := &recorder{on: cfg.OnTruth}
+	if cfg.Truth != nil {
+		r.enc = json.NewEncoder(cfg.Truth)
+	}
+	return r
+}
+
+func (r *recorder) record(t Truth) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.truths = append(r.truths, t)
+	if r.enc != nil {
+		_ = r.enc.Encode(t)
+	}
+	if r.on != nil {
+		r.on(t)
+	}
+}
+
+func (r *recorder) all() []Truth {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.truths
 }
 
 // ProfileNames lists the built-in profiles, sorted.
