@@ -369,18 +369,36 @@ func niceStep(ns int64) int64 {
 
 // latency computes the exact distributions, overall and per group, over
 // successful requests.
-func (e *Engine) latency(order []uint32) ([]LatencyGroup, []cdf) {
-	type acc struct {
-		n    int64
-		vals [numMetrics][]float64
+// latencyAcc holds the values of one group's requests, per metric.
+type latencyAcc struct {
+	n    int64
+	vals [numMetrics][]float64
+}
+
+// dists turns the values into distributions; ITL's comes from the pooled
+// gaps.
+func (a *latencyAcc) dists(gaps Dist) map[string]Dist {
+	out := map[string]Dist{}
+	for m := range numMetrics {
+		if m == mITL {
+			out[metricIDs[m]] = gaps
+			continue
+		}
+		out[metricIDs[m]] = exactDist(a.vals[m])
 	}
-	all := &acc{}
-	per := make([]*acc, len(e.groups))
+	return out
+}
+
+// latencyValues gathers every request's latencies, over all and per group;
+// failed requests count but give no values.
+func (e *Engine) latencyValues() (all *latencyAcc, per []*latencyAcc) {
+	all = &latencyAcc{}
+	per = make([]*latencyAcc, len(e.groups))
 	for k := range e.recs {
 		rec := &e.recs[k]
 		g := per[rec.group]
 		if g == nil {
-			g = &acc{}
+			g = &latencyAcc{}
 			per[rec.group] = g
 		}
 		all.n++
@@ -395,40 +413,42 @@ func (e *Engine) latency(order []uint32) ([]LatencyGroup, []cdf) {
 			}
 		}
 	}
-	dists := func(a *acc, gaps Dist) map[string]Dist {
-		out := map[string]Dist{}
-		for m := range numMetrics {
-			if m == mITL {
-				out[metricIDs[m]] = gaps
-				continue
-			}
-			out[metricIDs[m]] = exactDist(a.vals[m])
-		}
-		return out
-	}
+	return all, per
+}
+
+func (e *Engine) latency(order []uint32) ([]LatencyGroup, []cdf) {
+	all, per := e.latencyValues()
 	var allPools []*pool
 	allPools = append(allPools, e.gapsDefs...)
 	allPools = append(allPools, e.gapsRest...)
-	out := []LatencyGroup{{Group: Group{}, Requests: all.n, Metrics: dists(all, summarize(allPools...))}}
+	out := []LatencyGroup{{Group: Group{}, Requests: all.n, Metrics: all.dists(summarize(allPools...))}}
 	var cdfs []cdf
 	for _, gi := range order {
 		if per[gi] == nil {
 			continue
 		}
 		out = append(out, LatencyGroup{Group: e.groups[gi], Requests: per[gi].n,
-			Metrics: dists(per[gi], summarize(e.gapsDefs[gi], e.gapsRest[gi]))})
-		for m := range numMetrics {
-			vals := per[gi].vals[m] // sorted by exactDist
-			if m == mITL {
-				u := &pool{vals: append(slices.Clone(e.gapsDefs[gi].vals), e.gapsRest[gi].vals...)}
-				vals = u.sortedValues(cdfPoints)
-			}
-			if len(vals) > 0 {
-				cdfs = append(cdfs, cdf{metric: metricIDs[m], group: e.groups[gi], sorted: thin(vals, cdfPoints)})
-			}
-		}
+			Metrics: per[gi].dists(summarize(e.gapsDefs[gi], e.gapsRest[gi]))})
+		cdfs = append(cdfs, e.groupCDFs(gi, per[gi])...)
 	}
 	return out, cdfs
+}
+
+// groupCDFs thins each metric's sorted values of group gi to the points a
+// CDF plot needs (run after dists, which sorts them).
+func (e *Engine) groupCDFs(gi uint32, a *latencyAcc) []cdf {
+	var cdfs []cdf
+	for m := range numMetrics {
+		vals := a.vals[m]
+		if m == mITL {
+			u := &pool{vals: append(slices.Clone(e.gapsDefs[gi].vals), e.gapsRest[gi].vals...)}
+			vals = u.sortedValues(cdfPoints)
+		}
+		if len(vals) > 0 {
+			cdfs = append(cdfs, cdf{metric: metricIDs[m], group: e.groups[gi], sorted: thin(vals, cdfPoints)})
+		}
+	}
+	return cdfs
 }
 
 func exactDist(vals []float64) Dist {
