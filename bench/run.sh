@@ -33,5 +33,8 @@ echo ">> end to end: the built distribution under load (about 3 minutes)"
 rm -f results/load.txt
 LLMSLO_BENCH_LOAD="$PWD/results/load.txt" go test -count=1 -run TestCollectorLoad -timeout 30m -v ./
 
+echo ">> llmslo report: throughput and memory from OTLP protobuf (one core)"
+(cd .. && go test ./internal/report -run XXX -bench 'BenchmarkReport|MemoryPerRequest' -benchtime 3x -cpu 1) | tee results/report.txt
+
 go run ./report -dir results -out ../BENCHMARKS.md
 echo ">> wrote BENCHMARKS.md"

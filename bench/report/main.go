@@ -48,6 +48,7 @@ func main() {
 	r.connectorSection(&b)
 	r.assemblySection(&b)
 	b.WriteString(loadTable(filepath.Join(*dir, "load.txt")))
+	r.reportSection(&b)
 	fmt.Fprintf(&b, "## CPU profiles (16-event spans)\n\nProcessor:\n\n```\n%s\n```\n\nConnector:\n\n```\n%s\n```\n\n", r.read("processor.top.txt"), r.read("connector.top.txt"))
 	fmt.Fprintf(&b, "## What the figures mean\n\n%s\n\n", r.read("../notes.md"))
 	fmt.Fprintf(&b, "## benchstat\n\n```\n%s\n```\n", r.read("benchstat.txt"))
@@ -135,6 +136,18 @@ func (r *results) connectorSection(b *strings.Builder) {
 		t, _, _ := r.get("Total/" + shape + "/processor+connector")
 		fmt.Fprintf(b, "| %s | %.0f |\n", shape, t)
 	}
+}
+
+// reportSection shows the offline report's benchmark lines as go test
+// printed them (spans/s, MB/s, heap kept per request).
+func (r *results) reportSection(b *strings.Builder) {
+	var lines []string
+	for _, l := range strings.Split(r.read("report.txt"), "\n") {
+		if strings.HasPrefix(l, "Benchmark") {
+			lines = append(lines, l)
+		}
+	}
+	fmt.Fprintf(b, "## llmslo report: throughput and memory\n\nThe whole path from a length-prefixed OTLP protobuf file (messages of 1,000 spans) on one core: decode, the llm_slo processor in-process, the per-request record, the report (`go test ./internal/report -run XXX -bench 'BenchmarkReport|MemoryPerRequest' -benchtime 3x -cpu 1`); and the heap kept per request, which sizes a report of 10 million requests.\n\n```\n%s\n```\n\n", strings.Join(lines, "\n"))
 }
 
 func (r *results) assemblySection(b *strings.Builder) {
