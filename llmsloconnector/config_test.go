@@ -27,6 +27,8 @@ func TestCreateDefaultConfig(t *testing.T) {
 		MetricsFlushInterval:        5 * time.Second,
 		CollectorInstanceID:         true,
 		AttributeValueLengthLimit:   256,
+		SamplingAdjustedCounts:      true,
+		Exemplars:                   ExemplarsConfig{MaxPerDataPoint: 5},
 	}, cfg)
 	assert.NoError(t, componenttest.CheckConfigStruct(cfg))
 	assert.NoError(t, confmap.Validate(cfg))
@@ -78,6 +80,7 @@ func TestLoadConfig(t *testing.T) {
 				MetricsFlushInterval:        15 * time.Second,
 				TokenAwareITL:               true,
 				AttributeValueLengthLimit:   64,
+				Exemplars:                   ExemplarsConfig{Enabled: true, MaxPerDataPoint: 3},
 			},
 		},
 		{
@@ -112,6 +115,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "invalid_percentiles_fractions", errorMessage: "percentiles: [0.5, 0.99]: percentiles are given in percent: did you mean 50, 99?"},
 		{name: "invalid_percentiles_one", errorMessage: "percentiles: [50, 1]: percentiles are given in percent: did you mean 50, 100?"},
 		{name: "invalid_percentile_negative", errorMessage: "percentiles: -5 must be between 0 and 100 (exclusive)"},
+		{name: "invalid_exemplars", errorMessage: "exemplars.max_per_data_point: 0 must be between 1 and 100 (default 5)"},
 		{name: "invalid_attribute_value_length_limit", errorMessage: "attribute_value_length_limit: -1 must be 0 (no limit) or positive"},
 		{
 			name: "invalid_many",

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
+	"github.com/llmslo/llmslo/internal/adjusted"
 	"github.com/llmslo/llmslo/internal/aggregate"
 	"github.com/llmslo/llmslo/internal/registry"
 )
@@ -78,6 +79,8 @@ type llmSLOConnector struct {
 type shard struct {
 	mu     sync.Mutex
 	series map[string]*series
+	// rounder turns adjusted counts into whole counts; guarded by mu.
+	rounder *adjusted.Rounder
 }
 
 // scratch is the per-call working memory of ConsumeTraces, pooled so that
@@ -88,8 +91,8 @@ type scratch struct {
 	dims   []dimValue
 	fields spanFields
 	// Telemetry counts of one batch, added once per ConsumeTraces.
-	rejected, ignored, overflowed int64
-	labels                        labelFixes
+	rejected, ignored, overflowed, malformedTracestate int64
+	labels                                             labelFixes
 }
 
 func newConnector(set component.TelemetrySettings, cfg *Config, next consumer.Metrics, opts ...option) (*llmSLOConnector, error) {
@@ -109,9 +112,13 @@ func newConnector(set component.TelemetrySettings, cfg *Config, next consumer.Me
 	} else if c.instance == "" {
 		c.instance = uuid.NewString()
 	}
+	// Fixed seeds: the rounding is unbiased whatever the seed, and a run
+	// is reproducible.
 	for i := range c.shards {
 		c.shards[i].series = map[string]*series{}
+		c.shards[i].rounder = adjusted.NewRounder(uint64(i) + 1)
 	}
+	c.limits.rounder = adjusted.NewRounder(numShards + 1)
 	// A provisional source: Start resolves it again once every processor
 	// of the collector has registered.
 	var err error
@@ -219,7 +226,7 @@ func (c *llmSLOConnector) Shutdown(ctx context.Context) error {
 
 func (c *llmSLOConnector) getScratch() *scratch {
 	if s, ok := c.scratch.Get().(*scratch); ok {
-		s.rejected, s.ignored, s.overflowed, s.labels = 0, 0, 0, labelFixes{}
+		s.rejected, s.ignored, s.overflowed, s.malformedTracestate, s.labels = 0, 0, 0, 0, labelFixes{}
 		return s
 	}
 	n := len(c.cfg.Dimensions)

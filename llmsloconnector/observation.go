@@ -16,6 +16,9 @@ type observation struct {
 	weights []uint64
 	slos    []sloObservation
 	tokens  uint64 // output tokens, for token goodput
+	// adjusted is the number of requests the span stands for (1/p of its
+	// sampling probability; 1 when unsampled or not read).
+	adjusted float64
 	// rejected counts values kept out of the histograms; ignored counts
 	// verdicts under SLO names the processors do not judge.
 	rejected, ignored int
@@ -37,7 +40,8 @@ func (o *observation) reset() {
 // failed keeps only what a failed span contributes: its layer and its
 // verdicts (latency distributions describe successful requests).
 func (o *observation) failed() {
-	*o = observation{layer: o.layer, slos: o.slos, gaps: o.gaps[:0], weights: o.weights[:0], rejected: o.rejected, ignored: o.ignored}
+	*o = observation{layer: o.layer, slos: o.slos, gaps: o.gaps[:0], weights: o.weights[:0], rejected: o.rejected, ignored: o.ignored,
+		adjusted: o.adjusted}
 }
 
 // set records a value of kind k unless it is negative, not finite, or

@@ -6,6 +6,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llmslo/llmslo/internal/adjusted"
 )
 
 // consumeSpan aggregates one span; false when it carries no processor
@@ -24,7 +26,7 @@ func (c *llmSLOConnector) consumeSpan(span ptrace.Span, resource pcommon.Map, sc
 		sh.series[string(key)] = s
 	}
 	if s != nil {
-		c.record(s, o, now)
+		c.record(s, o, now, sh.rounder.Round(o.adjusted))
 		sh.mu.Unlock()
 		return true
 	}
@@ -66,6 +68,10 @@ func (c *llmSLOConnector) observe(span ptrace.Span, sc *scratch) bool {
 	}
 	if start, end := span.StartTimestamp(), span.EndTimestamp(); start != 0 && end >= start {
 		o.set(histDuration, float64(end-start)/1e9)
+	}
+	o.adjusted = 1
+	if c.cfg.SamplingAdjustedCounts {
+		c.readAdjusted(span, sc)
 	}
 	sc.rejected += int64(o.rejected)
 	sc.ignored += int64(o.ignored)
@@ -128,4 +134,14 @@ func resourceStr(m pcommon.Map, key string) (string, bool) {
 		return v.Str(), true
 	}
 	return "", false
+}
+
+// readAdjusted sets the number of requests the span stands for from its
+// tracestate (OTEP 235); a malformed threshold counts one and is counted.
+func (c *llmSLOConnector) readAdjusted(span ptrace.Span, sc *scratch) {
+	n, outcome := adjusted.Count(span.TraceState().AsRaw())
+	sc.obs.adjusted = n
+	if outcome == adjusted.Malformed {
+		sc.malformedTracestate++
+	}
 }
