@@ -2,6 +2,7 @@ package llmsloconnector
 
 import (
 	"github.com/llmslo/llmslo/internal/derive"
+	"github.com/llmslo/llmslo/internal/exemplar"
 )
 
 // observation is what one span contributes, read from it before the series
@@ -19,6 +20,8 @@ type observation struct {
 	// adjusted is the number of requests the span stands for (1/p of its
 	// sampling probability; 1 when unsampled or not read).
 	adjusted float64
+	// ref is where the span came from, read only for exemplars.
+	ref exemplar.Exemplar
 	// rejected counts values kept out of the histograms; ignored counts
 	// verdicts under SLO names the processors do not judge.
 	rejected, ignored int
@@ -41,7 +44,7 @@ func (o *observation) reset() {
 // verdicts (latency distributions describe successful requests).
 func (o *observation) failed() {
 	*o = observation{layer: o.layer, slos: o.slos, gaps: o.gaps[:0], weights: o.weights[:0], rejected: o.rejected, ignored: o.ignored,
-		adjusted: o.adjusted}
+		adjusted: o.adjusted, ref: o.ref}
 }
 
 // set records a value of kind k unless it is negative, not finite, or

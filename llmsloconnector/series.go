@@ -28,6 +28,8 @@ type series struct {
 	// slos[i] counts the SLO of index i in the connector's sloNames; nil
 	// until a span of the series carries its verdict.
 	slos []*sloCounts
+	// exemplars is nil unless exemplars are enabled.
+	exemplars *seriesExemplars
 }
 
 // sloCounts are one SLO's counters in one series: a single allocation.
@@ -89,6 +91,9 @@ func (c *llmSLOConnector) record(s *series, o *observation, now time.Time, n uin
 	c.recordHistograms(s, o, n)
 	c.recordWindows(s, o, now, n)
 	c.recordSLOs(s, o, now, n)
+	if c.cfg.Exemplars.Enabled {
+		c.offerExemplars(s, o)
+	}
 }
 
 func (c *llmSLOConnector) histogram(s *series, k histKind) aggregate.Histogram {

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llmslo/llmslo/internal/adjusted"
+	"github.com/llmslo/llmslo/internal/exemplar"
 )
 
 // consumeSpan aggregates one span; false when it carries no processor
@@ -70,6 +71,9 @@ func (c *llmSLOConnector) observe(span ptrace.Span, sc *scratch) bool {
 		o.set(histDuration, float64(end-start)/1e9)
 	}
 	o.adjusted = 1
+	if c.cfg.Exemplars.Enabled {
+		o.ref = exemplar.Exemplar{TraceID: span.TraceID(), SpanID: span.SpanID(), Time: span.EndTimestamp()}
+	}
 	if c.cfg.SamplingAdjustedCounts {
 		c.readAdjusted(span, sc)
 	}
