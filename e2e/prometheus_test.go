@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,8 +25,8 @@ import (
 )
 
 // startPrometheus runs the Prometheus server (Debian package, 2.42) with
-// native histograms, scraping target every second.
-func startPrometheus(t *testing.T, target string) string {
+// native histograms and any other features, scraping target every second.
+func startPrometheus(t *testing.T, target string, features ...string) string {
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
 		if os.Getenv("CI") != "" {
@@ -46,7 +47,7 @@ scrape_configs:
 `, target)), 0o600))
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	startProcess(t, filepath.Join(dir, "prometheus.log"), bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--enable-feature=native-histograms")
+		"--web.listen-address="+addr, "--enable-feature="+strings.Join(append([]string{"native-histograms"}, features...), ","))
 	return "http://" + addr
 }
 
