@@ -113,11 +113,14 @@ const (
 	FieldStream
 	// FieldModel is the resolved model name (the processor repairs it).
 	FieldModel
+	// FieldSLOThreshold is a per-request SLO threshold (an SLO's *_from
+	// attribute) that could not be read.
+	FieldSLOThreshold
 	// NumFields is the number of fields.
 	NumFields
 )
 
-var fieldNames = [NumFields]string{"span", "events", "ttft", "e2e", "tpot", "itl", "queue_time", "output_tokens", "input_tokens", "request_n", "stream", "model"}
+var fieldNames = [NumFields]string{"span", "events", "ttft", "e2e", "tpot", "itl", "queue_time", "output_tokens", "input_tokens", "request_n", "stream", "model", "slo_threshold"}
 
 func (f Field) String() string { return fieldNames[f] }
 
