@@ -93,6 +93,12 @@ type scratch struct {
 	// Telemetry counts of one batch, added once per ConsumeTraces.
 	rejected, ignored, overflowed, malformedTracestate int64
 	labels                                             labelFixes
+	// The last tracestate read and its adjusted count; lastTS points into
+	// the batch, so ConsumeTraces clears it before the scratch is pooled.
+	lastTS      string
+	lastTSRead  bool
+	lastN       float64
+	lastOutcome adjusted.Outcome
 }
 
 func newConnector(set component.TelemetrySettings, cfg *Config, next consumer.Metrics, opts ...option) (*llmSLOConnector, error) {
@@ -237,7 +243,10 @@ func (c *llmSLOConnector) getScratch() *scratch {
 // td: every string and map it retains is copied.
 func (c *llmSLOConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	sc := c.getScratch()
-	defer c.scratch.Put(sc)
+	defer func() {
+		sc.lastTS, sc.lastTSRead = "", false
+		c.scratch.Put(sc)
+	}()
 	now := c.now()
 	var consumed, skipped int64
 	var firstSkipped ptrace.Span

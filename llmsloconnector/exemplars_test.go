@@ -76,3 +76,39 @@ func TestExemplarsOff(t *testing.T) {
 		assert.Zero(t, n, m.Name())
 	})
 }
+
+// BenchmarkSamplingAndExemplars: the cost per span of a 1,000-span batch
+// of streamed requests as today (no tracestate, exemplars off), with an
+// OTEP 235 tracestate on every span, with exemplars on, and with both.
+func BenchmarkSamplingAndExemplars(b *testing.B) {
+	for _, tc := range []struct {
+		name       string
+		tracestate string
+		exemplars  bool
+	}{
+		{"baseline", "", false},
+		{"tracestate", "ot=th:e666666666666a", false},
+		{"exemplars", "", true},
+		{"tracestate+exemplars", "ot=th:e666666666666a", true},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			td := batch(1000, func(s ptrace.SpanSlice, i int) {
+				r := request{ttft: 0.1 + float64(i%10)/100, tpot: 0.01, e2e: 1, tokens: 100, gapsNs: []int64{20e6, 25e6, 30e6}, met: i%3 != 0}
+				appendRequest(s, &r)
+				sp := s.At(s.Len() - 1)
+				sp.TraceState().FromRaw(tc.tracestate)
+				sp.SetTraceID(pcommon.TraceID{15: byte(i), 14: byte(i >> 8)})
+			})
+			cfg := caseConfig(b, "exponential")
+			cfg.Exemplars = ExemplarsConfig{Enabled: tc.exemplars, MaxPerDataPoint: 5}
+			c := newTestConnector(b, cfg, consumertest.NewNop())
+			require.NoError(b, c.ConsumeTraces(context.Background(), td))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				_ = c.ConsumeTraces(context.Background(), td)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*td.SpanCount()), "ns/span")
+		})
+	}
+}

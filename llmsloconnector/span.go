@@ -142,10 +142,17 @@ func resourceStr(m pcommon.Map, key string) (string, bool) {
 
 // readAdjusted sets the number of requests the span stands for from its
 // tracestate (OTEP 235); a malformed threshold counts one and is counted.
+//
+// The spans of a batch from one sampler share one tracestate, so the last
+// one read is remembered for the batch (ConsumeTraces forgets it).
 func (c *llmSLOConnector) readAdjusted(span ptrace.Span, sc *scratch) {
-	n, outcome := adjusted.Count(span.TraceState().AsRaw())
-	sc.obs.adjusted = n
-	if outcome == adjusted.Malformed {
+	ts := span.TraceState().AsRaw()
+	if ts != sc.lastTS || !sc.lastTSRead {
+		sc.lastTS, sc.lastTSRead = ts, true
+		sc.lastN, sc.lastOutcome = adjusted.Count(ts)
+	}
+	sc.obs.adjusted = sc.lastN
+	if sc.lastOutcome == adjusted.Malformed {
 		sc.malformedTracestate++
 	}
 }
