@@ -26,7 +26,7 @@ type promExemplar struct {
 
 // queryExemplars returns every exemplar Prometheus stored for query over
 // the last hour.
-func queryExemplars(t *testing.T, prom, query string) []promExemplar {
+func queryExemplars(prom, query string) []promExemplar {
 	now := time.Now()
 	u := fmt.Sprintf("%s/api/v1/query_exemplars?query=%s&start=%d&end=%d", prom, url.QueryEscape(query), now.Add(-time.Hour).Unix(), now.Add(time.Minute).Unix())
 	resp, err := http.Get(u)
@@ -116,7 +116,7 @@ service:
 	var top promExemplar
 	require.Eventually(t, func() bool {
 		best := -1.0
-		for _, e := range queryExemplars(t, prom, "gen_ai_client_operation_time_to_first_chunk_seconds_bucket") {
+		for _, e := range queryExemplars(prom, "gen_ai_client_operation_time_to_first_chunk_seconds_bucket") {
 			if v, err := strconv.ParseFloat(e.Value, 64); err == nil && v > best {
 				best, top = v, e
 			}
