@@ -140,6 +140,12 @@ func resourceStr(m pcommon.Map, key string) (string, bool) {
 	return "", false
 }
 
+// maxAdjustedCount bounds what one span may stand for: a sampling
+// probability below 2^-20 (one in a million) is no real deployment's, and a
+// client could forge ot=th:ffffffffffffff to add 2^56 requests per span and
+// wrap every counter in 256 spans. Beyond it the threshold is malformed.
+const maxAdjustedCount = 1 << 20
+
 // readAdjusted sets the number of requests the span stands for from its
 // tracestate (OTEP 235); a malformed threshold counts one and is counted.
 //
@@ -150,6 +156,9 @@ func (c *llmSLOConnector) readAdjusted(span ptrace.Span, sc *scratch) {
 	if ts != sc.lastTS || !sc.lastTSRead {
 		sc.lastTS, sc.lastTSRead = ts, true
 		sc.lastN, sc.lastOutcome = adjusted.Count(ts)
+		if sc.lastN > maxAdjustedCount {
+			sc.lastN, sc.lastOutcome = 1, adjusted.Malformed
+		}
 	}
 	sc.obs.adjusted = sc.lastN
 	if sc.lastOutcome == adjusted.Malformed {
