@@ -37,7 +37,7 @@ var telemetryDefs = struct {
 	labelsTruncated: metricDef{"otelcol_connector_llm_slo_labels_truncated", "{value}",
 		"Label values cut to attribute_value_length_limit bytes."},
 	tracestate: metricDef{"otelcol_connector_llm_slo_tracestate_malformed", "{span}",
-		"Spans whose tracestate sampling threshold (ot=th) could not be read, counted as one request each (sampling_adjusted_counts)."},
+		"Spans whose tracestate sampling threshold (ot=th) could not be read or is below one in 2^20, counted as one request each (sampling_adjusted_counts)."},
 }
 
 func newTelemetry(mp metric.MeterProvider) (*telemetry, error) {
