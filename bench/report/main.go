@@ -96,6 +96,13 @@ func main() {
 		l, la, _ := get("ConnectorSeries/series_" + n + "/llmslo")
 		fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.3f |\n", n, s, l, la)
 	}
+	fmt.Fprintf(&b, "\n### Sampled traces and exemplars\n\nThe llm_slo connector by default, with an OTEP 235 tracestate (`ot=th`, 10%%) on every span (`sampling_adjusted_counts`, on by default), and with `exemplars.enabled` (5 per point), in one run:\n\n| shape | default ns/span | tracestate ns/span | exemplars ns/span | allocs/span (default, tracestate, exemplars) |\n|---|---|---|---|---|\n")
+	for _, shape := range []string{"vllm_attributes", "chunks_16"} {
+		d, da, _ := get("ConnectorOptions/" + shape + "/default")
+		ts, tsa, _ := get("ConnectorOptions/" + shape + "/tracestate")
+		ex, exa, _ := get("ConnectorOptions/" + shape + "/exemplars")
+		fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.0f | %.3f, %.3f, %.3f |\n", shape, d, ts, ex, da, tsa, exa)
+	}
 	fmt.Fprintf(&b, "\n### Processor + connector\n\n| shape | ns/span (copy included) |\n|---|---|\n")
 	for _, shape := range []string{"vllm_attributes", "chunks_16"} {
 		t, _, _ := get("Total/" + shape + "/processor+connector")
