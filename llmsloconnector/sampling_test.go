@@ -110,7 +110,7 @@ func TestTracestateOutcomes(t *testing.T) {
 	}{
 		{"adjusted", true, []string{"ot=th:c", "ot=th:8", "", "vendor=x"}, 4 + 2 + 1 + 1, 0},
 		{"malformed", true, []string{"ot=th:zz", "ot=th:c"}, 1 + 4, 1},
-		{"beyond one in a million", true, []string{"ot=th:ffffffffffffff", "ot=th:fffff"}, 1 + 1 << 20, 1},
+		{"beyond one in a million", true, []string{"ot=th:ffffffffffffff", "ot=th:fffff"}, 1 + 1<<20, 1},
 		{"malformed, repeated", true, []string{"ot=th:zz", "ot=th:zz", "ot=th:c", "ot=th:c"}, 1 + 1 + 4 + 4, 2},
 		{"off", false, []string{"ot=th:c", "ot=th:zz"}, 2, 0},
 	} {
