@@ -339,11 +339,15 @@ func BenchmarkConnector(b *testing.B) {
 func BenchmarkConnectorOptions(b *testing.B) {
 	for _, s := range shapes[:2] {
 		td := processed(b, s)
-		sampled := ptrace.NewTraces()
+		// sampled: one tracestate for the batch (a sampler's threshold);
+		// withRV: each span's own, as when the randomness is explicit.
+		sampled, withRV := ptrace.NewTraces(), ptrace.NewTraces()
 		td.CopyTo(sampled)
-		spans := sampled.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+		td.CopyTo(withRV)
+		spans, rvSpans := sampled.ResourceSpans().At(0).ScopeSpans().At(0).Spans(), withRV.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
 		for i := 0; i < spans.Len(); i++ {
 			spans.At(i).TraceState().FromRaw("ot=th:e666666666666a")
+			rvSpans.At(i).TraceState().FromRaw(fmt.Sprintf("ot=th:e666666666666a;rv:%014x", 0xf0000000000000+i))
 		}
 		exemplars := func(c *llmsloconnector.Config) { c.Exemplars.Enabled = true }
 		for _, arm := range []struct {
@@ -353,6 +357,7 @@ func BenchmarkConnectorOptions(b *testing.B) {
 		}{
 			{"default", llmConnector(b), td},
 			{"tracestate", llmConnector(b), sampled},
+			{"tracestate_rv", llmConnector(b), withRV},
 			{"exemplars", llmConnector(b, exemplars), td},
 		} {
 			b.Run(s.name+"/"+arm.name, func(b *testing.B) {
