@@ -130,7 +130,7 @@ func (c *Config) compileSLOs(keys contract.Keys) []compiledSLO {
 	for i := range c.SLOs {
 		sc := &c.SLOs[i]
 		out = append(out, compiledSLO{
-			SLO:           slo.New(sc.Name, sc.limits(), sc.Selector.compile()),
+			SLO:           sc.compileFrom(slo.New(sc.Name, sc.limits(), sc.Selector.compile())),
 			metKey:        keys.SLOMet(sc.Name),
 			violationsKey: keys.SLOViolations(sc.Name),
 		})

@@ -111,6 +111,13 @@ type SLOConfig struct {
 	E2E *time.Duration `mapstructure:"e2e"`
 	// QueueTime bounds the engine's queue time.
 	QueueTime *time.Duration `mapstructure:"queue_time"`
+	// The *From thresholds are per request, read from a span attribute
+	// and preferred over the configured value (config_from.go).
+	TTFTFrom      *ThresholdFrom `mapstructure:"ttft_from"`
+	TPOTFrom      *ThresholdFrom `mapstructure:"tpot_from"`
+	ITLFrom       *ThresholdFrom `mapstructure:"itl_from"`
+	E2EFrom       *ThresholdFrom `mapstructure:"e2e_from"`
+	QueueTimeFrom *ThresholdFrom `mapstructure:"queue_time_from"`
 	// Selector restricts the SLO to some requests; empty selects all.
 	Selector SelectorConfig `mapstructure:"selector"`
 	// Objective is the share of selected requests that must meet the SLO,
@@ -325,8 +332,10 @@ func (s *SLOConfig) validate(field string) []error {
 			errs = append(errs, fmt.Errorf("%s.%s: %v must be a positive duration such as 500ms", field, t.name, *t.d))
 		}
 	}
-	if set == 0 {
-		errs = append(errs, fmt.Errorf("%s: set at least one of ttft, tpot, itl, e2e, queue_time", field))
+	fromErrs, from := s.validateFrom(field)
+	errs = append(errs, fromErrs...)
+	if set == 0 && from == 0 {
+		errs = append(errs, fmt.Errorf("%s: set at least one of ttft, tpot, itl, e2e, queue_time (or its _from)", field))
 	}
 	if o := s.Objective; o != nil && !(*o > 0 && *o < 100) {
 		errs = append(errs, fmt.Errorf("%s.objective: %v must be a percentage strictly between 0 and 100, such as 99.5", field, *o))

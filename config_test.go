@@ -85,6 +85,11 @@ func TestLoadConfig(t *testing.T) {
 		},
 		{name: "invalid_slo_name", errs: []string{`slos[0].name: "Interactive-SLO" must match ^[a-z][a-z0-9_]*$ (it becomes part of an attribute key)`}},
 		{name: "no_thresholds", errs: []string{"slos[0]: set at least one of ttft, tpot, itl, e2e, queue_time"}},
+		{name: "bad_from", errs: []string{
+			`slos[0].ttft_from.key: must not be empty`,
+			`slos[0].ttft_from.unit: unknown unit "minutes": allowed values are "s", "ms", "us", "ns", "duration", "timestamp"`,
+			`slos[0].e2e_from.unit: "duration": allowed values are "s", "ms", "us", "ns"`,
+		}},
 		{name: "negative_threshold", errs: []string{"slos[0].ttft: -1s must be a positive duration such as 500ms"}},
 		{name: "duplicate_slo", errs: []string{`slos[1].name: duplicate SLO name "a"`}},
 		{name: "unknown_preset", errs: []string{`presets: unknown preset "triton": allowed values are trtllm, vllm, sglang, tgi, engine, strands, openlit, vercel_ai, openllmetry, openinference, langfuse, litellm, sentry, pydantic_ai, semconv`}},

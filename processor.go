@@ -52,6 +52,7 @@ type llmSLOProcessor struct {
 type batchState struct {
 	res     derive.Result
 	verdict slo.Verdict
+	limits  slo.Limits // a request's own, for SLOs with per-request thresholds
 	counts  *batchCounts
 	held    []int
 }
@@ -273,8 +274,8 @@ func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batc
 	model := p.resolveModel(res, resource)
 	attrs.EnsureCapacity(attrs.Len() + contract.NumFixed + 2*len(p.slos))
 	p.writeValues(attrs, res, model)
-	st.counts.countRequest(res)
 	p.writeVerdicts(attrs, resource, model, st)
+	st.counts.countRequest(res)
 }
 
 // writeValues writes the derived values, one key each (README, "Attributes
@@ -335,7 +336,7 @@ func (p *llmSLOProcessor) writeVerdicts(attrs, resource pcommon.Map, model strin
 		if !s.Selector.Selects(res, model, attrs, resource) {
 			continue
 		}
-		s.Judge(res, v)
+		p.judge(s, attrs, st)
 		st.counts.countVerdict(i, v)
 		if v.Decided {
 			attrs.PutBool(s.metKey, v.Met)

@@ -263,11 +263,14 @@ func BenchmarkProcessor(b *testing.B) {
 	}
 }
 
-func llmConnector(tb testing.TB) connector.Traces {
+func llmConnector(tb testing.TB, edits ...func(*llmsloconnector.Config)) connector.Traces {
 	f := llmsloconnector.NewFactory()
 	cfg := f.CreateDefaultConfig().(*llmsloconnector.Config)
 	cfg.MetricsFlushInterval = time.Hour
 	cfg.AggregationCardinalityLimit = 0
+	for _, edit := range edits {
+		edit(cfg)
+	}
 	c, err := f.CreateTracesToMetrics(context.Background(), connectortest.NewNopSettings(component.MustNewType("llm_slo")), cfg, consumertest.NewNop())
 	require.NoError(tb, err)
 	require.NoError(tb, c.Start(context.Background(), nil))
@@ -324,6 +327,46 @@ func BenchmarkConnector(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					if err := arm.c.ConsumeTraces(context.Background(), td); err != nil {
+						b.Fatal(err)
+					}
+				}
+				perSpan(b, s.spans)
+			})
+		}
+	}
+}
+
+// BenchmarkConnectorOptions: the llm_slo connector as by default, with an
+// OTEP 235 tracestate (10% sampling) on every span, and with exemplars on,
+// in one run.
+func BenchmarkConnectorOptions(b *testing.B) {
+	for _, s := range shapes[:2] {
+		td := processed(b, s)
+		// sampled: one tracestate for the batch (a sampler's threshold);
+		// withRV: each span's own, as when the randomness is explicit.
+		sampled, withRV := ptrace.NewTraces(), ptrace.NewTraces()
+		td.CopyTo(sampled)
+		td.CopyTo(withRV)
+		spans, rvSpans := sampled.ResourceSpans().At(0).ScopeSpans().At(0).Spans(), withRV.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+		for i := 0; i < spans.Len(); i++ {
+			spans.At(i).TraceState().FromRaw("ot=th:e666666666666a")
+			rvSpans.At(i).TraceState().FromRaw(fmt.Sprintf("ot=th:e666666666666a;rv:%014x", 0xf0000000000000+i))
+		}
+		exemplars := func(c *llmsloconnector.Config) { c.Exemplars.Enabled = true }
+		for _, arm := range []struct {
+			name string
+			c    connector.Traces
+			td   ptrace.Traces
+		}{
+			{"default", llmConnector(b), td},
+			{"tracestate", llmConnector(b), sampled},
+			{"tracestate_rv", llmConnector(b), withRV},
+			{"exemplars", llmConnector(b, exemplars), td},
+		} {
+			b.Run(s.name+"/"+arm.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := arm.c.ConsumeTraces(context.Background(), arm.td); err != nil {
 						b.Fatal(err)
 					}
 				}

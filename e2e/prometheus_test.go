@@ -28,9 +28,9 @@ import (
 )
 
 // startPrometheus runs the Prometheus server (Debian package, 2.42) with
-// native histograms, scraping target every second.
-func startPrometheus(t *testing.T, target string) string {
-	return startPrometheusWith(t, []string{target}, "")
+// native histograms and any other features, scraping target every second.
+func startPrometheus(t *testing.T, target string, features ...string) string {
+	return runPrometheus(t, []string{target}, "", append([]string{"native-histograms"}, features...)...)
 }
 
 // startPrometheusWith scrapes every target each second and, if ruleFile is

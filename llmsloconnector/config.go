@@ -79,8 +79,41 @@ type Config struct {
 	// usage as counters). See the README: Metric names by convention version.
 	MetricNames string `mapstructure:"metric_names"`
 
+	// SamplingAdjustedCounts weights each span by the number of requests
+	// it stands for, 1/p of the sampling probability an OTEP 235 sampler
+	// recorded in its tracestate (ot=th), so request counts, verdict
+	// counters, token goodput and histogram counts stay unbiased when the
+	// traces are sampled. On by default: a span without a threshold counts
+	// one, so unsampled traffic is counted as before, and sampled traffic
+	// counted as one per span would be 1/p times too small. Turn it off
+	// when a sampler writes thresholds the metrics should ignore.
+	SamplingAdjustedCounts bool `mapstructure:"sampling_adjusted_counts"`
+
+	// Exemplars attach, to each latency histogram point and the
+	// violated-requests counter, the slowest requests of the flush interval.
+	Exemplars ExemplarsConfig `mapstructure:"exemplars"`
+
 	_ struct{}
 }
+
+// ExemplarsConfig is spanmetricsconnector's shape.
+type ExemplarsConfig struct {
+	// Enabled turns exemplars on (default off: they add a trace and span
+	// id per kept request to every point).
+	Enabled bool `mapstructure:"enabled"`
+	// MaxPerDataPoint is how many of the slowest requests each data point
+	// keeps per flush interval (default 5, at most maxExemplars).
+	MaxPerDataPoint int `mapstructure:"max_per_data_point"`
+
+	_ struct{}
+}
+
+const (
+	defaultExemplars = 5
+	// maxExemplars bounds the memory of a series' exemplars: each kept one
+	// is 40 bytes, per histogram and SLO.
+	maxExemplars = 100
+)
 
 // Dimension is a span (then resource) attribute; Default, if set, is used
 // when neither has it (else the dimension is left out of the series).
@@ -172,6 +205,9 @@ func (c *Config) Validate() error {
 	if c.MetricsFlushInterval < minFlushInterval {
 		errs = append(errs, fmt.Errorf("metrics_flush_interval: %v must be at least %v (default 5s): each flush emits every series", c.MetricsFlushInterval, minFlushInterval))
 	}
+	if n := c.Exemplars.MaxPerDataPoint; n < 1 || n > maxExemplars {
+		errs = append(errs, fmt.Errorf("exemplars.max_per_data_point: %d must be between 1 and %d (default %d)", n, maxExemplars, defaultExemplars))
+	}
 	if c.AttributeValueLengthLimit < 0 {
 		errs = append(errs, fmt.Errorf("attribute_value_length_limit: %d must be 0 (no limit) or positive", c.AttributeValueLengthLimit))
 	}
@@ -262,6 +298,8 @@ func createDefaultConfig() component.Config {
 		CollectorInstanceID:         true,
 		AttributeValueLengthLimit:   256,
 		MetricNames:                 metricNamesV141,
+		SamplingAdjustedCounts:      true,
+		Exemplars:                   ExemplarsConfig{MaxPerDataPoint: defaultExemplars},
 	}
 }
 

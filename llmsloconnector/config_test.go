@@ -31,6 +31,8 @@ func TestCreateDefaultConfig(t *testing.T) {
 		CollectorInstanceID:         true,
 		AttributeValueLengthLimit:   256,
 		MetricNames:                 "v1.41",
+		SamplingAdjustedCounts:      true,
+		Exemplars:                   ExemplarsConfig{MaxPerDataPoint: 5},
 	}, cfg)
 	assert.NoError(t, componenttest.CheckConfigStruct(cfg))
 	assert.NoError(t, confmap.Validate(cfg))
@@ -83,6 +85,7 @@ func TestLoadConfig(t *testing.T) {
 				TokenAwareITL:               true,
 				AttributeValueLengthLimit:   64,
 				MetricNames:                 "next",
+				Exemplars:                   ExemplarsConfig{Enabled: true, MaxPerDataPoint: 3},
 			},
 		},
 		{
@@ -117,6 +120,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "invalid_percentiles_fractions", errorMessage: "percentiles: [0.5, 0.99]: percentiles are given in percent: did you mean 50, 99?"},
 		{name: "invalid_percentiles_one", errorMessage: "percentiles: [50, 1]: percentiles are given in percent: did you mean 50, 100?"},
 		{name: "invalid_percentile_negative", errorMessage: "percentiles: -5 must be between 0 and 100 (exclusive)"},
+		{name: "invalid_exemplars", errorMessage: "exemplars.max_per_data_point: 0 must be between 1 and 100 (default 5)"},
 		{name: "invalid_attribute_value_length_limit", errorMessage: "attribute_value_length_limit: -1 must be 0 (no limit) or positive"},
 		{name: "invalid_metric_names", errorMessage: `metric_names: "1.41": allowed values are v1.41, next (default v1.41)`},
 		{

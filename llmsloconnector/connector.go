@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
+	"github.com/llmslo/llmslo/internal/adjusted"
 	"github.com/llmslo/llmslo/internal/aggregate"
 	"github.com/llmslo/llmslo/internal/registry"
 )
@@ -83,6 +84,8 @@ type llmSLOConnector struct {
 type shard struct {
 	mu     sync.Mutex
 	series map[string]*series
+	// rounder turns adjusted counts into whole counts; guarded by mu.
+	rounder *adjusted.Rounder
 }
 
 // scratch is the per-call working memory of ConsumeTraces, pooled so that
@@ -93,8 +96,14 @@ type scratch struct {
 	dims   []dimValue
 	fields spanFields
 	// Telemetry counts of one batch, added once per ConsumeTraces.
-	rejected, ignored, overflowed int64
-	labels                        labelFixes
+	rejected, ignored, overflowed, malformedTracestate int64
+	labels                                             labelFixes
+	// The last tracestate read and its adjusted count; lastTS points into
+	// the batch, so ConsumeTraces clears it before the scratch is pooled.
+	lastTS      string
+	lastTSRead  bool
+	lastN       float64
+	lastOutcome adjusted.Outcome
 }
 
 func newConnector(set component.TelemetrySettings, cfg *Config, next consumer.Metrics, opts ...option) (*llmSLOConnector, error) {
@@ -115,9 +124,13 @@ func newConnector(set component.TelemetrySettings, cfg *Config, next consumer.Me
 	} else if c.instance == "" {
 		c.instance = uuid.NewString()
 	}
+	// Fixed seeds: the rounding is unbiased whatever the seed, and a run
+	// is reproducible.
 	for i := range c.shards {
 		c.shards[i].series = map[string]*series{}
+		c.shards[i].rounder = adjusted.NewRounder(uint64(i) + 1)
 	}
+	c.limits.rounder = adjusted.NewRounder(numShards + 1)
 	// A provisional source: Start resolves it again once every processor
 	// of the collector has registered.
 	var err error
@@ -225,7 +238,7 @@ func (c *llmSLOConnector) Shutdown(ctx context.Context) error {
 
 func (c *llmSLOConnector) getScratch() *scratch {
 	if s, ok := c.scratch.Get().(*scratch); ok {
-		s.rejected, s.ignored, s.overflowed, s.labels = 0, 0, 0, labelFixes{}
+		s.rejected, s.ignored, s.overflowed, s.malformedTracestate, s.labels = 0, 0, 0, 0, labelFixes{}
 		return s
 	}
 	n := len(c.cfg.Dimensions)
@@ -236,7 +249,10 @@ func (c *llmSLOConnector) getScratch() *scratch {
 // td: every string and map it retains is copied.
 func (c *llmSLOConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	sc := c.getScratch()
-	defer c.scratch.Put(sc)
+	defer func() {
+		sc.lastTS, sc.lastTSRead = "", false
+		c.scratch.Put(sc)
+	}()
 	now := c.now()
 	var consumed, skipped int64
 	var firstSkipped ptrace.Span

@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
+	"github.com/llmslo/llmslo/internal/aggregate"
 	"github.com/llmslo/llmslo/internal/derive"
 )
 
@@ -74,7 +75,8 @@ func (c *llmSLOConnector) usageValue(o *observation, u usageKind, v pcommon.Valu
 }
 
 // recordUsage adds o's token counts to s. Caller holds the series' lock.
-func (c *llmSLOConnector) recordUsage(s *series, o *observation) {
+// recordUsage adds the span's token counts, n times (its adjusted count).
+func (c *llmSLOConnector) recordUsage(s *series, o *observation, n uint64) {
 	u := &o.usage
 	if o.has[histInputTokens] {
 		u.n[usageInput], u.has = uint64(o.values[histInputTokens]), u.has|1<<usageInput
@@ -90,7 +92,7 @@ func (c *llmSLOConnector) recordUsage(s *series, o *observation) {
 	}
 	for k := range numUsageKinds {
 		if u.has&(1<<k) != 0 {
-			s.usage.n[k] += u.n[k]
+			s.usage.n[k] += aggregate.MulSat(u.n[k], n)
 		}
 	}
 	s.usage.seen |= u.has

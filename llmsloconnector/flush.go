@@ -94,6 +94,10 @@ func (c *llmSLOConnector) emitHistograms(b *builder, s *series, ts pcommon.Times
 		}
 		dp.SetStartTimestamp(s.start)
 		dp.SetTimestamp(ts)
+		if s.exemplars != nil {
+			s.exemplars.hists[k].AppendTo(dp.Exemplars())
+			s.exemplars.hists[k].Reset()
+		}
 		if b.delta {
 			h.Reset()
 		}
@@ -116,7 +120,11 @@ func (c *llmSLOConnector) emitSLOs(b *builder, s *series, ts pcommon.Timestamp, 
 			{metricSLOUnknown, &sc.unknown},
 			{metricSLOTokensMet, &sc.tokensMet},
 		} {
-			emitCount(b, s, x.def, x.v, ts, attrSLOName, name)
+			dp, ok := emitCount(b, s, x.def, x.v, ts, attrSLOName, name)
+			if ok && x.def == metricSLOViolated && s.exemplars != nil && i < len(s.exemplars.violated) {
+				s.exemplars.violated[i].AppendTo(dp.Exemplars())
+				s.exemplars.violated[i].Reset()
+			}
 		}
 		for v := range violationNames {
 			if sc.violations[v] > 0 {
@@ -133,10 +141,10 @@ func (c *llmSLOConnector) emitSLOs(b *builder, s *series, ts pcommon.Timestamp, 
 
 // emitCount writes one counter point with the given attributes (name,
 // value pairs) and, for delta temporality, resets the count; an empty delta
-// is not written.
-func emitCount(b *builder, s *series, def metricDef, v *uint64, ts pcommon.Timestamp, attrs ...string) {
+// is not written (false).
+func emitCount(b *builder, s *series, def metricDef, v *uint64, ts pcommon.Timestamp, attrs ...string) (pmetric.NumberDataPoint, bool) {
 	if b.delta && *v == 0 {
-		return
+		return pmetric.NumberDataPoint{}, false
 	}
 	dp := stamp(s, b.sum(s, def).AppendEmpty(), ts)
 	for i := 0; i+1 < len(attrs); i += 2 {
@@ -146,6 +154,7 @@ func emitCount(b *builder, s *series, def metricDef, v *uint64, ts pcommon.Times
 	if b.delta {
 		*v = 0
 	}
+	return dp, true
 }
 
 func (c *llmSLOConnector) emitWindows(b *builder, s *series, ts pcommon.Timestamp, now time.Time) {

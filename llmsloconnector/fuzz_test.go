@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"strconv"
 	"testing"
 	"time"
 
@@ -30,6 +31,7 @@ func FuzzConnector(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg := createDefaultConfig().(*Config)
 		cfg.AggregationCardinalityLimit = 3
+		cfg.Exemplars.Enabled = true
 		c := newTestConnector(t, cfg, new(consumertest.MetricsSink))
 		pick := func(n int) int {
 			if len(data) == 0 {
@@ -55,6 +57,8 @@ func FuzzConnector(f *testing.F) {
 			if pick(3) == 0 {
 				s.Status().SetCode(ptrace.StatusCodeError)
 			}
+			// Tracestates: none, a valid threshold, extremes, malformed.
+			s.TraceState().FromRaw([]string{"", "ot=th:8", "ot=th:ffffffffffffff", "ot=th:0", "ot=th:zz", "ot=th:" + strconv.FormatUint(u64(), 16)}[pick(6)])
 			for range pick(12) {
 				v := s.Attributes().PutEmpty(fuzzKeys[pick(len(fuzzKeys))])
 				switch pick(7) {

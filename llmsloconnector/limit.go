@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/llmslo/llmslo/internal/adjusted"
 )
 
 // limiter is the cardinality policy, OpenTelemetry Go's rule for
@@ -30,6 +32,7 @@ type limiter struct {
 	count    [numLayers]atomic.Int64
 	mu       sync.Mutex
 	overflow [numLayers]*series // guarded by mu
+	rounder  *adjusted.Rounder  // guarded by mu
 }
 
 // admit takes a slot for a new series of layer, or reports false at the
@@ -60,7 +63,7 @@ func (c *llmSLOConnector) recordOverflow(o *observation, now time.Time) {
 		s = c.overflowSeries(o.layer)
 		l.overflow[o.layer] = s
 	}
-	c.record(s, o, now)
+	c.record(s, o, now, l.rounder.Round(o.adjusted))
 }
 
 // overflowSeries returns a new overflow series of layer: its attributes

@@ -24,7 +24,7 @@ func TestMetadataMatchesCode(t *testing.T) {
 	doc, err := os.ReadFile("documentation.md")
 	require.NoError(t, err)
 	defs := []metricDef{telemetryDefs.skipped, telemetryDefs.rejected, telemetryDefs.overflow,
-		telemetryDefs.verdictsIgnored, telemetryDefs.labelsRepaired, telemetryDefs.labelsTruncated}
+		telemetryDefs.verdictsIgnored, telemetryDefs.labelsRepaired, telemetryDefs.labelsTruncated, telemetryDefs.tracestate}
 	metrics, err := cm.Sub("telemetry::metrics")
 	require.NoError(t, err)
 	assert.Len(t, metrics.ToStringMap(), len(defs))

@@ -5,6 +5,7 @@ package llmsloconnector
 
 import (
 	"github.com/llmslo/llmslo/internal/derive"
+	"github.com/llmslo/llmslo/internal/exemplar"
 )
 
 // observation is what one span contributes, read from it before the series
@@ -20,6 +21,11 @@ type observation struct {
 	slos    []sloObservation
 	tokens  uint64 // output tokens, for token goodput
 	usage   usageObservation
+	// adjusted is the number of requests the span stands for (1/p of its
+	// sampling probability; 1 when unsampled or not read).
+	adjusted float64
+	// ref is where the span came from, read only for exemplars.
+	ref exemplar.Exemplar
 	// rejected counts values kept out of the histograms; ignored counts
 	// verdicts under SLO names the processors do not judge.
 	rejected, ignored int
@@ -41,7 +47,8 @@ func (o *observation) reset() {
 // failed keeps only what a failed span contributes: its layer and its
 // verdicts (latency distributions describe successful requests).
 func (o *observation) failed() {
-	*o = observation{layer: o.layer, slos: o.slos, gaps: o.gaps[:0], weights: o.weights[:0], rejected: o.rejected, ignored: o.ignored}
+	*o = observation{layer: o.layer, slos: o.slos, gaps: o.gaps[:0], weights: o.weights[:0], rejected: o.rejected, ignored: o.ignored,
+		adjusted: o.adjusted, ref: o.ref}
 }
 
 // set records a value of kind k unless it is negative, not finite, or

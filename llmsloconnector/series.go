@@ -33,6 +33,8 @@ type series struct {
 	slos []*sloCounts
 	// usage are the token counters; nil unless the metric names have them.
 	usage *usageCounts
+	// exemplars is nil unless exemplars are enabled.
+	exemplars *seriesExemplars
 }
 
 // sloCounts are one SLO's counters in one series: a single allocation.
@@ -86,14 +88,19 @@ func (c *llmSLOConnector) seriesStart() pcommon.Timestamp {
 	return pcommon.NewTimestampFromTime(c.now())
 }
 
-// record adds o to s. Caller holds the series' lock.
-func (c *llmSLOConnector) record(s *series, o *observation, now time.Time) {
+// record adds o to s, n times: n is the span's adjusted count, rounded by
+// the caller's Rounder (1 for an unsampled span). Caller holds the series'
+// lock, which also guards the Rounder.
+func (c *llmSLOConnector) record(s *series, o *observation, now time.Time, n uint64) {
 	s.lastSeen = now
-	c.recordHistograms(s, o)
-	c.recordWindows(s, o, now)
-	c.recordSLOs(s, o, now)
+	c.recordHistograms(s, o, n)
+	c.recordWindows(s, o, now, n)
+	c.recordSLOs(s, o, now, n)
 	if c.names.counters() {
-		c.recordUsage(s, o)
+		c.recordUsage(s, o, n)
+	}
+	if c.cfg.Exemplars.Enabled {
+		c.offerExemplars(s, o)
 	}
 }
 
@@ -108,16 +115,16 @@ func (c *llmSLOConnector) histogram(s *series, k histKind) aggregate.Histogram {
 	return s.hists[k]
 }
 
-func (c *llmSLOConnector) recordHistograms(s *series, o *observation) {
+func (c *llmSLOConnector) recordHistograms(s *series, o *observation, n uint64) {
 	for k := range numHistKinds {
 		if o.has[k] {
-			c.histogram(s, k).Add(o.values[k])
+			c.histogram(s, k).AddN(o.values[k], n)
 		}
 	}
 	if len(o.gaps) > 0 {
 		h := c.histogram(s, histITL)
 		for i, g := range o.gaps {
-			h.AddN(g, o.weight(i))
+			h.AddN(g, aggregate.MulSat(o.weight(i), n))
 		}
 	}
 }
@@ -137,20 +144,20 @@ func (c *llmSLOConnector) window(s *series, w windowKind) *aggregate.Window {
 	return s.windows[w]
 }
 
-func (c *llmSLOConnector) recordWindows(s *series, o *observation, now time.Time) {
+func (c *llmSLOConnector) recordWindows(s *series, o *observation, now time.Time, n uint64) {
 	for w, k := range windowHist {
 		switch {
 		case k == histITL:
 			if len(o.gaps) > 0 {
-				c.window(s, windowKind(w)).AddAll(now, o.gaps, o.weights)
+				c.window(s, windowKind(w)).AddAll(now, o.gaps, o.weights, n)
 			}
 		case o.has[k]:
-			c.window(s, windowKind(w)).Add(now, o.values[k])
+			c.window(s, windowKind(w)).AddN(now, o.values[k], n)
 		}
 	}
 }
 
-func (c *llmSLOConnector) recordSLOs(s *series, o *observation, now time.Time) {
+func (c *llmSLOConnector) recordSLOs(s *series, o *observation, now time.Time, n uint64) {
 	for i := range o.slos {
 		so := &o.slos[i]
 		for len(s.slos) <= so.index {
@@ -161,23 +168,24 @@ func (c *llmSLOConnector) recordSLOs(s *series, o *observation, now time.Time) {
 			sc = &sloCounts{goodput: aggregate.NewRatio(c.cfg.Window)}
 			s.slos[so.index] = sc
 		}
-		sc.add(so, o.tokens, now)
+		sc.add(so, o.tokens, now, n)
 	}
 }
 
-func (sc *sloCounts) add(so *sloObservation, tokens uint64, now time.Time) {
-	sc.selected++
+// add counts one span standing for n requests.
+func (sc *sloCounts) add(so *sloObservation, tokens uint64, now time.Time, n uint64) {
+	sc.selected += n
 	switch {
 	case !so.decided:
-		sc.unknown++
+		sc.unknown += n
 	case so.met:
-		sc.met++
-		sc.tokensMet += tokens
+		sc.met += n
+		sc.tokensMet += aggregate.MulSat(tokens, n)
 	default:
-		sc.violated++
+		sc.violated += n
 	}
-	sc.goodput.Add(now, so.decided && so.met)
+	sc.goodput.AddN(now, so.decided && so.met, n)
 	for v := so.violations; v != 0; v &= v - 1 {
-		sc.violations[bits.TrailingZeros32(uint32(v))]++
+		sc.violations[bits.TrailingZeros32(uint32(v))] += n
 	}
 }

@@ -9,6 +9,9 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llmslo/llmslo/internal/adjusted"
+	"github.com/llmslo/llmslo/internal/exemplar"
 )
 
 // consumeSpan aggregates one span; false when it carries no processor
@@ -27,7 +30,7 @@ func (c *llmSLOConnector) consumeSpan(span ptrace.Span, resource pcommon.Map, sc
 		sh.series[string(key)] = s
 	}
 	if s != nil {
-		c.record(s, o, now)
+		c.record(s, o, now, sh.rounder.Round(o.adjusted))
 		sh.mu.Unlock()
 		return true
 	}
@@ -69,6 +72,13 @@ func (c *llmSLOConnector) observe(span ptrace.Span, sc *scratch) bool {
 	}
 	if start, end := span.StartTimestamp(), span.EndTimestamp(); start != 0 && end >= start {
 		o.set(histDuration, float64(end-start)/1e9)
+	}
+	o.adjusted = 1
+	if c.cfg.Exemplars.Enabled {
+		o.ref = exemplar.Exemplar{TraceID: span.TraceID(), SpanID: span.SpanID(), Time: span.EndTimestamp()}
+	}
+	if c.cfg.SamplingAdjustedCounts {
+		c.readAdjusted(span, sc)
 	}
 	sc.rejected += int64(o.rejected)
 	sc.ignored += int64(o.ignored)
@@ -131,4 +141,30 @@ func resourceStr(m pcommon.Map, key string) (string, bool) {
 		return v.Str(), true
 	}
 	return "", false
+}
+
+// maxAdjustedCount bounds what one span may stand for: a sampling
+// probability below 2^-20 (one in a million) is no real deployment's, and a
+// client could forge ot=th:ffffffffffffff to add 2^56 requests per span and
+// wrap every counter in 256 spans. Beyond it the threshold is malformed.
+const maxAdjustedCount = 1 << 20
+
+// readAdjusted sets the number of requests the span stands for from its
+// tracestate (OTEP 235); a malformed threshold counts one and is counted.
+//
+// The spans of a batch from one sampler share one tracestate, so the last
+// one read is remembered for the batch (ConsumeTraces forgets it).
+func (c *llmSLOConnector) readAdjusted(span ptrace.Span, sc *scratch) {
+	ts := span.TraceState().AsRaw()
+	if ts != sc.lastTS || !sc.lastTSRead {
+		sc.lastTS, sc.lastTSRead = ts, true
+		sc.lastN, sc.lastOutcome = adjusted.Count(ts)
+		if sc.lastN > maxAdjustedCount {
+			sc.lastN, sc.lastOutcome = 1, adjusted.Malformed
+		}
+	}
+	sc.obs.adjusted = sc.lastN
+	if sc.lastOutcome == adjusted.Malformed {
+		sc.malformedTracestate++
+	}
 }

@@ -20,10 +20,13 @@ type telemetry struct {
 	verdictsIgnored metric.Int64Counter
 	labelsRepaired  metric.Int64Counter
 	labelsTruncated metric.Int64Counter
+	tracestate      metric.Int64Counter
 }
 
 // telemetryDefs are the name, unit and description of each counter.
-var telemetryDefs = struct{ skipped, rejected, overflow, verdictsIgnored, labelsRepaired, labelsTruncated metricDef }{
+var telemetryDefs = struct {
+	skipped, rejected, overflow, verdictsIgnored, labelsRepaired, labelsTruncated, tracestate metricDef
+}{
 	skipped: metricDef{"otelcol_connector_llm_slo_spans_skipped", "{span}",
 		"Spans without the llm_slo processor's attributes (not LLM requests, or the processor is not in front of the connector)."},
 	rejected: metricDef{"otelcol_connector_llm_slo_values_rejected", "{value}",
@@ -36,6 +39,8 @@ var telemetryDefs = struct{ skipped, rejected, overflow, verdictsIgnored, labels
 		"Label values whose invalid UTF-8 was replaced with U+FFFD."},
 	labelsTruncated: metricDef{"otelcol_connector_llm_slo_labels_truncated", "{value}",
 		"Label values cut to attribute_value_length_limit bytes."},
+	tracestate: metricDef{"otelcol_connector_llm_slo_tracestate_malformed", "{span}",
+		"Spans whose tracestate sampling threshold (ot=th) could not be read or is below one in 2^20, counted as one request each (sampling_adjusted_counts)."},
 }
 
 func newTelemetry(mp metric.MeterProvider) (*telemetry, error) {
@@ -51,6 +56,7 @@ func newTelemetry(mp metric.MeterProvider) (*telemetry, error) {
 		{&t.verdictsIgnored, telemetryDefs.verdictsIgnored},
 		{&t.labelsRepaired, telemetryDefs.labelsRepaired},
 		{&t.labelsTruncated, telemetryDefs.labelsTruncated},
+		{&t.tracestate, telemetryDefs.tracestate},
 	} {
 		var err error
 		if *x.c, err = m.Int64Counter(x.def.name, metric.WithDescription(x.def.desc), metric.WithUnit(x.def.unit)); err != nil {
@@ -72,6 +78,7 @@ func (t *telemetry) record(ctx context.Context, skipped int64, sc *scratch) {
 		{t.verdictsIgnored, sc.ignored},
 		{t.labelsRepaired, sc.labels.repaired},
 		{t.labelsTruncated, sc.labels.truncated},
+		{t.tracestate, sc.malformedTracestate},
 	} {
 		if x.n > 0 {
 			x.c.Add(ctx, x.n)

@@ -131,6 +131,14 @@ func (r *results) connectorSection(b *strings.Builder) {
 		l, la, _ := r.get("ConnectorSeries/series_" + n + "/llmslo")
 		fmt.Fprintf(b, "| %s | %.0f | %.0f | %.3f |\n", n, s, l, la)
 	}
+	fmt.Fprintf(b, "\n### Sampled traces and exemplars\n\nThe llm_slo connector by default, with an OTEP 235 tracestate (`ot=th`, 10%%) on every span (`sampling_adjusted_counts`, on by default), the same with an explicit randomness (`rv`) making every span's tracestate different, and with `exemplars.enabled` (5 per point), in one run:\n\n| shape | default ns/span | tracestate ns/span | tracestate with rv ns/span | exemplars ns/span | allocs/span (default, tracestate, with rv, exemplars) |\n|---|---|---|---|---|---|\n")
+	for _, shape := range []string{"vllm_attributes", "chunks_16"} {
+		d, da, _ := r.get("ConnectorOptions/" + shape + "/default")
+		ts, tsa, _ := r.get("ConnectorOptions/" + shape + "/tracestate")
+		rv, rva, _ := r.get("ConnectorOptions/" + shape + "/tracestate_rv")
+		ex, exa, _ := r.get("ConnectorOptions/" + shape + "/exemplars")
+		fmt.Fprintf(b, "| %s | %.0f | %.0f | %.0f | %.0f | %.3f, %.3f, %.3f, %.3f |\n", shape, d, ts, rv, ex, da, tsa, rva, exa)
+	}
 	fmt.Fprintf(b, "\n### Processor + connector\n\n| shape | ns/span (copy included) |\n|---|---|\n")
 	for _, shape := range []string{"vllm_attributes", "chunks_16"} {
 		t, _, _ := r.get("Total/" + shape + "/processor+connector")

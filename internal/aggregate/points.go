@@ -14,6 +14,7 @@ type Point interface {
 	Attributes() pcommon.Map
 	SetStartTimestamp(pcommon.Timestamp)
 	SetTimestamp(pcommon.Timestamp)
+	Exemplars() pmetric.ExemplarSlice
 }
 
 type expoPoint struct {

@@ -26,16 +26,21 @@ func NewRatio(width time.Duration) Ratio {
 }
 
 // Add counts one event at now, good or not.
-func (r *Ratio) Add(now time.Time, good bool) {
+func (r *Ratio) Add(now time.Time, good bool) { r.AddN(now, good, 1) }
+
+// AddN counts n events at now, all good or all not: a sampled request
+// stands for its adjusted count, so requests sampled at different rates
+// weigh in the ratio as the requests they stand for.
+func (r *Ratio) AddN(now time.Time, good bool, n uint64) {
 	t := now.UnixNano()
 	if t >= r.ends[r.cur] {
 		r.cur = (r.cur + 1) % RatioSlots
 		r.ends[r.cur] = t - t%r.step + r.step
 		r.good[r.cur], r.total[r.cur] = 0, 0
 	}
-	r.total[r.cur]++
+	r.total[r.cur] += n
 	if good {
-		r.good[r.cur]++
+		r.good[r.cur] += n
 	}
 }
 

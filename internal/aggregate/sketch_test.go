@@ -148,3 +148,17 @@ func TestWindowSlides(t *testing.T) {
 	_, ok = r.Value(t0.Add(time.Hour))
 	assert.False(t, ok)
 }
+
+func TestMulSat(t *testing.T) {
+	for _, tt := range []struct{ a, b, want uint64 }{
+		{3, 4, 12},
+		{1 << 24, 1 << 39, 1 << 63},
+		{1 << 24, 1 << 40, math.MaxUint64},
+		{math.MaxUint64, 2, math.MaxUint64},
+		{0, math.MaxUint64, 0},
+	} {
+		if got := MulSat(tt.a, tt.b); got != tt.want {
+			t.Errorf("MulSat(%d, %d) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}

@@ -4,6 +4,8 @@
 package aggregate
 
 import (
+	"math"
+	"math/bits"
 	"time"
 )
 
@@ -43,17 +45,31 @@ func (w *Window) slot(now time.Time) *Sketch {
 // Add records v at time now.
 func (w *Window) Add(now time.Time, v float64) { w.slot(now).Add(v) }
 
+// AddN records v at time now with weight n (a sampled span standing for n
+// requests).
+func (w *Window) AddN(now time.Time, v float64, n uint64) { w.slot(now).AddN(v, n) }
+
 // AddAll records every value of vs at time now, vs[i] weighted by
-// weights[i] (1 each when weights is empty).
-func (w *Window) AddAll(now time.Time, vs []float64, weights []uint64) {
+// weights[i] (1 each when weights is empty) times scale.
+func (w *Window) AddAll(now time.Time, vs []float64, weights []uint64, scale uint64) {
 	s := w.slot(now)
 	for i, v := range vs {
 		n := uint64(1)
 		if len(weights) > 0 {
 			n = weights[i]
 		}
-		s.AddN(v, n)
+		s.AddN(v, MulSat(n, scale))
 	}
+}
+
+// MulSat is a*b, or the largest uint64 when the product overflows: a
+// weight times an adjusted count must not wrap to a small number.
+func MulSat(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	if hi != 0 {
+		return math.MaxUint64
+	}
+	return lo
 }
 
 // MergeInto resets dst and merges into it the sub-windows still inside the

@@ -123,12 +123,15 @@ const (
 	FieldReasoningOutputTokens
 	// FieldModel is the resolved model name (the processor repairs it).
 	FieldModel
+	// FieldSLOThreshold is a per-request SLO threshold (an SLO's *_from
+	// attribute) that could not be read.
+	FieldSLOThreshold
 	// NumFields is the number of fields.
 	NumFields
 )
 
 var fieldNames = [NumFields]string{"span", "events", "ttft", "e2e", "tpot", "itl", "queue_time", "output_tokens", "input_tokens", "request_n", "stream",
-	"cache_read.input_tokens", "cache_write.input_tokens", "reasoning.output_tokens", "model"}
+	"cache_read.input_tokens", "cache_write.input_tokens", "reasoning.output_tokens", "model", "slo_threshold"}
 
 func (f Field) String() string { return fieldNames[f] }
 

@@ -27,6 +27,10 @@ const (
 type Threshold struct {
 	Seconds float64
 	Set     bool
+	// Invalid: the request named its own threshold for this constraint
+	// but the value could not be read and there is no configured one to
+	// fall back to, so the constraint is undecidable.
+	Invalid bool
 }
 
 // Limits are an SLO's thresholds, one per constraint. ITL bounds the
@@ -56,6 +60,9 @@ type SLO struct {
 	Name     string
 	Limits   Limits
 	Selector Selector
+	// From, when not nil, reads per-request thresholds from span
+	// attributes (perrequest.go); nil costs nothing per span.
+	From *Sources
 }
 
 // New builds an SLO.
@@ -77,7 +84,11 @@ type Verdict struct {
 // Judge evaluates the SLO on r, appending violations to v.Violations[:0].
 // A request whose span has error status is never good; its other failed
 // constraints are still listed, so "why" stays visible.
-func (s *SLO) Judge(r *derive.Result, v *Verdict) {
+func (s *SLO) Judge(r *derive.Result, v *Verdict) { s.JudgeLimits(r, &s.Limits, v) }
+
+// JudgeLimits is Judge against limits l, the SLO's own or a request's
+// (LimitsFor).
+func (s *SLO) JudgeLimits(r *derive.Result, l *Limits, v *Verdict) {
 	v.Violations = v.Violations[:0]
 	if r.Failed {
 		v.Violations = append(v.Violations, contract.ViolationError)
@@ -85,8 +96,12 @@ func (s *SLO) Judge(r *derive.Result, v *Verdict) {
 	unknown := false
 	for i := range constraints {
 		c := &constraints[i]
-		lim := c.limit(&s.Limits)
+		lim := c.limit(l)
 		if !lim.Set {
+			continue
+		}
+		if lim.Invalid {
+			unknown = true
 			continue
 		}
 		switch x := c.value(r); x.S {
@@ -102,7 +117,7 @@ func (s *SLO) Judge(r *derive.Result, v *Verdict) {
 	if unknown && !r.Failed {
 		for i := range constraints {
 			c := &constraints[i]
-			if c.limit(&s.Limits).Set && c.value(r).S == derive.Missing {
+			if lim := c.limit(l); lim.Set && (lim.Invalid || c.value(r).S == derive.Missing) {
 				v.Violations = append(v.Violations, c.unknown)
 			}
 		}

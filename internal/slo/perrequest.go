@@ -1,0 +1,83 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package slo
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/llmslo/llmslo/internal/derive"
+)
+
+// FromAttribute is a threshold a request carries in a span attribute,
+// such as a gateway's x-slo-ttft-ms header: Key is looked up on the span,
+// and its number is multiplied by Scale to give seconds.
+type FromAttribute struct {
+	Key   string
+	Scale float64
+}
+
+// Sources are an SLO's per-request thresholds, by constraint in the order
+// of Names; a nil entry keeps the configured threshold.
+type Sources [len(constraints)]*FromAttribute
+
+// limitRef returns a pointer to the threshold of constraint i in l.
+func limitRef(l *Limits, i int) *Threshold {
+	return [...]*Threshold{&l.TTFT, &l.TPOT, &l.ITL, &l.E2E, &l.QueueTime}[i]
+}
+
+// LimitsFor sets out to the limits of one request: each constraint with a
+// source takes the attribute's value when it holds a valid threshold
+// (preferred), else the configured one (the fallback); absent with no
+// fallback, the constraint does not apply. A value that is present but not
+// a positive number of at most derive.MaxSeconds is malformed: the
+// constraint falls back, or is undecidable without a fallback, and bad is
+// true so the caller can report it.
+func (s *SLO) LimitsFor(attrs pcommon.Map, out *Limits) (bad bool) {
+	*out = s.Limits
+	for i, src := range s.From {
+		if src == nil {
+			continue
+		}
+		v, ok := attrs.Get(src.Key)
+		if !ok {
+			continue
+		}
+		t := limitRef(out, i)
+		secs, ok := number(v)
+		secs *= src.Scale
+		if ok && secs > 0 && secs <= derive.MaxSeconds {
+			*t = Threshold{Seconds: secs, Set: true}
+			continue
+		}
+		bad = true
+		if !t.Set {
+			*t = Threshold{Set: true, Invalid: true}
+		}
+	}
+	return bad
+}
+
+// number reads an int, a double, a decimal string, or the first element of
+// a string array (the HTTP conventions record each request header as one:
+// http.request.header.<name>).
+func number(v pcommon.Value) (float64, bool) {
+	switch v.Type() {
+	case pcommon.ValueTypeInt:
+		return float64(v.Int()), true
+	case pcommon.ValueTypeDouble:
+		return v.Double(), !math.IsNaN(v.Double())
+	case pcommon.ValueTypeStr:
+		f, err := strconv.ParseFloat(strings.TrimSpace(v.Str()), 64)
+		return f, err == nil && !math.IsNaN(f)
+	case pcommon.ValueTypeSlice:
+		if v.Slice().Len() == 1 && v.Slice().At(0).Type() == pcommon.ValueTypeStr {
+			return number(v.Slice().At(0))
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,31 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package llmsloprocessor
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/ptracetest"
+	"github.com/stretchr/testify/require"
+)
+
+// TestGoldenPerRequest: requests carrying their own objectives (headers as
+// the HTTP conventions record them, strings, numbers, malformed values)
+// judged in one stream; the input's header says what each span shows. It
+// lives outside testdata/traces, which holds one case per producer.
+func TestGoldenPerRequest(t *testing.T) {
+	dir := filepath.Join("testdata", "slos", "per_request")
+	input, err := golden.ReadTraces(filepath.Join(dir, "input.yaml"))
+	require.NoError(t, err)
+	got := process(t, "per_request", input)
+	expectedFile := filepath.Join(dir, "expected.yaml")
+	if *update {
+		require.NoError(t, golden.WriteTracesToFile(expectedFile, got))
+	}
+	want, err := golden.ReadTraces(expectedFile)
+	require.NoError(t, err)
+	require.NoError(t, ptracetest.CompareTraces(want, got))
+}
