@@ -53,18 +53,18 @@ func freePort(t *testing.T) int {
 }
 
 // startCollector runs the binary on config (with %d placeholders filled) and
-// stops it when the test ends.
-func startCollector(t *testing.T, config string) {
+// stops it when the test ends; it returns the running command.
+func startCollector(t *testing.T, config string) *exec.Cmd {
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "config.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(config), 0o600))
-	startProcess(t, filepath.Join(dir, "collector.log"), collectorBinary(t), "--config", cfgPath)
+	return startProcess(t, filepath.Join(dir, "collector.log"), collectorBinary(t), "--config", cfgPath)
 }
 
 // startProcess runs a server for the test's duration, its output in
 // logPath (shown when the test fails), and stops it with SIGTERM (SIGKILL
 // after 15 s) when the test ends.
-func startProcess(t *testing.T, logPath, bin string, args ...string) {
+func startProcess(t *testing.T, logPath, bin string, args ...string) *exec.Cmd {
 	logFile, err := os.Create(logPath)
 	require.NoError(t, err)
 	cmd := exec.Command(bin, args...)
@@ -89,6 +89,7 @@ func startProcess(t *testing.T, logPath, bin string, args ...string) {
 			t.Logf("%s log:\n%s", filepath.Base(bin), b)
 		}
 	})
+	return cmd
 }
 
 const t0 = 1_767_225_600_000_000_000
