@@ -272,7 +272,7 @@ func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batc
 		p.removeOwned(attrs)
 	}
 	model := p.resolveModel(res, resource)
-	attrs.EnsureCapacity(attrs.Len() + contract.NumFixed + 2*len(p.slos))
+	attrs.EnsureCapacity(attrs.Len() + valueCount(res, model) + 2*len(p.slos))
 	p.writeValues(attrs, res, model)
 	p.writeVerdicts(attrs, resource, model, st)
 	st.counts.countRequest(res)
@@ -307,6 +307,27 @@ func (p *llmSLOProcessor) writeValues(attrs pcommon.Map, res *derive.Result, mod
 	if !res.Errors.Empty() {
 		attrs.PutStr(k.Error, p.errorString(&res.Errors))
 	}
+}
+
+// valueCount is the number of keys writeValues writes for res, the room a
+// span's attributes need beyond the verdicts: reserving exactly that grows
+// the attribute array once and no further (TestValueCount keeps the two in
+// step).
+func valueCount(res *derive.Result, model string) int {
+	n := 2 // layer, source
+	for _, v := range [...]derive.Value{res.TTFT, res.TPOT, res.E2E, res.ITLMean, res.ITLMax, res.QueueTime} {
+		if v.S == derive.Known {
+			n++
+		}
+	}
+	for _, present := range [...]bool{len(res.Gaps) > 0, len(res.GapWeights) > 0, res.HasOutputTokens, res.HasInputTokens,
+		res.HasCacheReadInputTokens, res.HasCacheWriteInputTokens, res.HasReasoningOutputTokens,
+		model != "", res.Stream != derive.Unknown, !res.Errors.Empty()} {
+		if present {
+			n++
+		}
+	}
+	return n
 }
 
 // putGaps writes every gap and, when some weight is not 1, the weights.

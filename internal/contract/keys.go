@@ -142,9 +142,6 @@ var fixedSet = func() map[string]bool {
 	return m
 }()
 
-// NumFixed is the number of fixed keys: a writer reserves room for them.
-const NumFixed = len(fixed)
-
 // SLOMet is the bool attribute telling whether the request met SLO name.
 // It is absent when the verdict is unknown.
 func (k Keys) SLOMet(name string) string { return k.sloPrefix + name + ".met" }
