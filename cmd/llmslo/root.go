@@ -17,7 +17,8 @@ func newRootCommand() *cobra.Command {
 		Short: "SLO rules, alerts and dashboards from an llmslo collector configuration",
 		Long: `llmslo reads a collector configuration file (the YAML the collector runs) and works
 from every llm_slo processor in it (llm_slo and llm_slo/<name>): the same SLOs that judge
-the spans drive the rules, alerts and dashboards, so the two cannot drift apart.`,
+the spans drive the rules, alerts and dashboards, and the offline report over stored traces
+(llmslo capture keeps them from a running collector), so the numbers cannot drift apart.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
