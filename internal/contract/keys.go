@@ -120,7 +120,7 @@ func NewKeys(prefix string) Keys {
 // own keys under the same prefix (OpenInference's llm.token_count.*,
 // llm.model_name, ...) are not owned. By default the processor removes
 // every owned key that it did not write itself from the spans it passes.
-func (k Keys) Owns(key string) bool {
+func (k *Keys) Owns(key string) bool {
 	rest, ok := strings.CutPrefix(key, k.Prefix)
 	if !ok {
 		return false
@@ -144,16 +144,16 @@ var fixedSet = func() map[string]bool {
 
 // SLOMet is the bool attribute telling whether the request met SLO name.
 // It is absent when the verdict is unknown.
-func (k Keys) SLOMet(name string) string { return k.sloPrefix + name + ".met" }
+func (k *Keys) SLOMet(name string) string { return k.sloPrefix + name + ".met" }
 
 // SLOViolations is the string-slice attribute listing the constraints of SLO
 // name that failed ("ttft", "e2e", "error") or could not be decided
 // ("ttft:unknown").
-func (k Keys) SLOViolations(name string) string { return k.sloPrefix + name + ".violations" }
+func (k *Keys) SLOViolations(name string) string { return k.sloPrefix + name + ".violations" }
 
 // ParseSLOKey reports whether key is an SLO verdict key under k, and if so the
 // SLO name and whether it is the ".met" (true) or ".violations" (false) key.
-func (k Keys) ParseSLOKey(key string) (name string, met bool, ok bool) {
+func (k *Keys) ParseSLOKey(key string) (name string, met bool, ok bool) {
 	rest, found := strings.CutPrefix(key, k.sloPrefix)
 	if !found {
 		return "", false, false

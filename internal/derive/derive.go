@@ -15,8 +15,11 @@ import (
 // scratch is the per-call working memory, pooled so that the hot path does
 // not allocate.
 type scratch struct {
-	has        []bool
-	vals       []pcommon.Value
+	has  []bool
+	vals []pcommon.Value
+	// set lists the slots scan filled, each once, so that putScratch clears
+	// only those (clearing every slot's Value cost more than the scan).
+	set        []int
 	eventCount []int
 	out        outputEvents
 	// owned: the span carries a key of the processor's namespace.
@@ -26,14 +29,17 @@ type scratch struct {
 func (t *Table) getScratch() *scratch {
 	s, _ := t.pool.Get().(*scratch)
 	if s == nil || len(s.has) != t.numAttrs {
-		s = &scratch{has: make([]bool, t.numAttrs), vals: make([]pcommon.Value, t.numAttrs), eventCount: make([]int, t.numEvents)}
+		s = &scratch{has: make([]bool, t.numAttrs), vals: make([]pcommon.Value, t.numAttrs), set: make([]int, 0, t.numAttrs), eventCount: make([]int, t.numEvents)}
 	}
 	return s
 }
 
 func (t *Table) putScratch(s *scratch) {
-	clear(s.has)
-	clear(s.vals)
+	for _, slot := range s.set {
+		s.has[slot] = false
+		s.vals[slot] = pcommon.Value{}
+	}
+	s.set = s.set[:0]
 	clear(s.eventCount)
 	s.out.reset()
 	s.owned = false
@@ -49,6 +55,7 @@ func (t *Table) scan(span ptrace.Span, s *scratch) {
 		if slot, ok := t.attrSlot[k]; ok && !s.has[slot] {
 			s.has[slot] = true
 			s.vals[slot] = v
+			s.set = append(s.set, slot)
 		}
 		if t.owned != nil && !s.owned && strings.HasPrefix(k, t.ownedPrefix) {
 			s.owned = t.owned(k)
