@@ -74,7 +74,7 @@ processors:
         ttft: 500ms
 connectors:
   llm_slo:
-    metrics_flush_interval: 3s
+    metrics_flush_interval: 5s
     histogram:
       explicit: {}
     exemplars:
@@ -98,6 +98,14 @@ service:
       level: none
 `, grpcPort, promExporter))
 	prom := startPrometheus(t, promExporter, "exemplar-storage")
+	// An exemplar lives one flush interval: send the load only once
+	// Prometheus scrapes the exporter (its first scrape can come seconds
+	// after it is ready), or the one interval that holds the slowest
+	// request may pass unscraped.
+	require.Eventually(t, func() bool {
+		up, ok := query(t, prom, `up{job="llmslo"}`)
+		return ok && up == 1
+	}, 30*time.Second, 200*time.Millisecond, "Prometheus never scraped the exporter")
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
