@@ -27,12 +27,13 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 )
 
-// loadPipelines are the two collectors compared under load: an OTLP/HTTP
-// receiver, the batch processor and a debug exporter that prints nothing,
-// with and without the llm_slo pair. Each exposes its own telemetry on a
-// Prometheus endpoint, where the test reads what was accepted and exported.
-var loadPipelines = map[string]string{
-	"without_llmslo": `
+// loadConfig is the collector compared under load: an OTLP/HTTP receiver,
+// the batch processor and a debug exporter that prints nothing, with or
+// without the llm_slo pair (%[3]s: its components, %[4]s and %[5]s: its
+// places in the traces pipeline, %[6]s: its metrics pipeline). It exposes
+// its own telemetry on a Prometheus endpoint, where the test reads what
+// was accepted and exported.
+const loadConfig = `
 receivers:
   otlp:
     protocols:
@@ -40,7 +41,7 @@ receivers:
         endpoint: %[1]s
 processors:
   batch:
-exporters:
+%[3]sexporters:
   debug:
     verbosity: basic
     sampling_initial: 0
@@ -49,9 +50,9 @@ service:
   pipelines:
     traces:
       receivers: [otlp]
-      processors: [batch]
-      exporters: [debug]
-  telemetry:
+      processors: [%[4]sbatch]
+      exporters: [debug%[5]s]
+%[6]s  telemetry:
     logs:
       level: warn
     metrics:
@@ -62,16 +63,15 @@ service:
               prometheus:
                 host: 127.0.0.1
                 port: %[2]d
-`,
-	"with_llmslo": `
-receivers:
-  otlp:
-    protocols:
-      http:
-        endpoint: %[1]s
-processors:
-  batch:
-  llm_slo:
+`
+
+// loadPipeline returns the collector configuration of pipeline name
+// ("without_llmslo" or "with_llmslo") on the given ports.
+func loadPipeline(name, addr string, telPort int) string {
+	if name == "without_llmslo" {
+		return fmt.Sprintf(loadConfig, addr, telPort, "", "", "", "")
+	}
+	return fmt.Sprintf(loadConfig, addr, telPort, `  llm_slo:
     slos:
       - name: interactive
         ttft: 500ms
@@ -80,32 +80,10 @@ processors:
 connectors:
   llm_slo:
     metrics_flush_interval: 5s
-exporters:
-  debug:
-    verbosity: basic
-    sampling_initial: 0
-    sampling_thereafter: 1000000
-service:
-  pipelines:
-    traces:
-      receivers: [otlp]
-      processors: [llm_slo, batch]
-      exporters: [debug, llm_slo]
-    metrics:
+`, "llm_slo, ", ", llm_slo", `    metrics:
       receivers: [llm_slo]
       exporters: [debug]
-  telemetry:
-    logs:
-      level: warn
-    metrics:
-      level: normal
-      readers:
-        - pull:
-            exporter:
-              prometheus:
-                host: 127.0.0.1
-                port: %[2]d
-`,
+`)
 }
 
 // loadMix builds OTLP/HTTP request bodies of 100 spans each, the mix the
@@ -224,7 +202,7 @@ func runLoad(t *testing.T, bin, name string, bodies [][]byte, rate int, d time.D
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	telPort := freePort(t)
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(loadPipelines[name], addr, telPort)), 0o600))
+	require.NoError(t, os.WriteFile(cfg, []byte(loadPipeline(name, addr, telPort)), 0o600))
 	cmd := exec.Command(bin, "--config", cfg)
 	cmd.Stderr = os.Stderr
 	require.NoError(t, cmd.Start())
