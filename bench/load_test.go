@@ -46,7 +46,11 @@ processors:
     verbosity: basic
     sampling_initial: 0
     sampling_thereafter: 1000000
+extensions:
+  pprof:
+    endpoint: %[7]s
 service:
+  extensions: [pprof]
   pipelines:
     traces:
       receivers: [otlp]
@@ -66,10 +70,11 @@ service:
 `
 
 // loadPipeline returns the collector configuration of pipeline name
-// ("without_llmslo" or "with_llmslo") on the given ports.
-func loadPipeline(name, addr string, telPort int) string {
+// ("without_llmslo" or "with_llmslo") on the given ports; pprofAddr is
+// where the collector serves its profiles.
+func loadPipeline(name, addr string, telPort int, pprofAddr string) string {
 	if name == "without_llmslo" {
-		return fmt.Sprintf(loadConfig, addr, telPort, "", "", "", "")
+		return fmt.Sprintf(loadConfig, addr, telPort, "", "", "", "", pprofAddr)
 	}
 	return fmt.Sprintf(loadConfig, addr, telPort, `  llm_slo:
     slos:
@@ -83,7 +88,7 @@ connectors:
 `, "llm_slo, ", ", llm_slo", `    metrics:
       receivers: [llm_slo]
       exporters: [debug]
-`)
+`, pprofAddr)
 }
 
 // loadMix builds OTLP/HTTP request bodies of 100 spans each, the mix the
@@ -181,7 +186,7 @@ func TestCollectorLoad(t *testing.T) {
 	f, err := os.OpenFile(out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	require.NoError(t, err)
 	defer f.Close()
-	for _, rate := range []int{10_000, 20_000, 40_000, 0} {
+	for _, rate := range loadRates() {
 		for _, name := range []string{"without_llmslo", "with_llmslo"} {
 			r := runLoad(t, bin, name, bodies, rate, time.Duration(seconds)*time.Second)
 			t.Log(r.line())
@@ -189,6 +194,21 @@ func TestCollectorLoad(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
+}
+
+// loadRates are the offered rates in spans/s, 0 meaning saturation;
+// LOAD_RATES (comma-separated) narrows them, e.g. LOAD_RATES=20000,0.
+func loadRates() []int {
+	rates := []int{10_000, 20_000, 40_000, 0}
+	if s := os.Getenv("LOAD_RATES"); s != "" {
+		rates = rates[:0]
+		for _, f := range strings.Split(s, ",") {
+			if r, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && r >= 0 {
+				rates = append(rates, r)
+			}
+		}
+	}
+	return rates
 }
 
 func freePort(t *testing.T) int {
@@ -201,8 +221,9 @@ func freePort(t *testing.T) int {
 func runLoad(t *testing.T, bin, name string, bodies [][]byte, rate int, d time.Duration) loadResult {
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	telPort := freePort(t)
+	pprofAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte(loadPipeline(name, addr, telPort)), 0o600))
+	require.NoError(t, os.WriteFile(cfg, []byte(loadPipeline(name, addr, telPort, pprofAddr)), 0o600))
 	cmd := exec.Command(bin, "--config", cfg)
 	cmd.Stderr = os.Stderr
 	require.NoError(t, cmd.Start())
@@ -217,9 +238,11 @@ func runLoad(t *testing.T, bin, name string, bodies [][]byte, rate int, d time.D
 
 	before := cpuSeconds(t, cmd.Process.Pid)
 	exportedBefore := telemetryValue(t, telPort, "otelcol_exporter_sent_spans")
+	profiled := profileDuring(t, pprofAddr, name, rate, d)
 	start := time.Now()
 	sent, refused := offer(client, url, bodies, rate, d)
 	elapsed := time.Since(start).Seconds()
+	profiled()
 	time.Sleep(2 * time.Second) // the batch processor's timeout is 200ms; leave it room
 	r := loadResult{pipeline: name, offered: rate, sent: sent, refused: refused, seconds: elapsed}
 	r.exported = telemetryValue(t, telPort, "otelcol_exporter_sent_spans") - exportedBefore
@@ -227,6 +250,37 @@ func runLoad(t *testing.T, bin, name string, bodies [][]byte, rate int, d time.D
 	r.throughputSpan = r.exported / elapsed
 	r.peakRSSMiB = peakRSSMiB(t, cmd.Process.Pid)
 	return r
+}
+
+// profileDuring fetches a CPU profile of the collector over the middle of
+// a saturation run into the directory LLMSLO_BENCH_PROFILE names, as
+// <pipeline>.prof (read it with go tool pprof). It returns the wait for it.
+func profileDuring(t *testing.T, pprofAddr, name string, rate int, d time.Duration) func() {
+	dir := os.Getenv("LLMSLO_BENCH_PROFILE")
+	if dir == "" || rate != 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		seconds := max(int(d.Seconds())-2, 1)
+		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, seconds))
+		if err != nil {
+			t.Errorf("profile: %v", err)
+			return
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(filepath.Join(dir, name+".prof"))
+		if err != nil {
+			t.Errorf("profile: %v", err)
+			return
+		}
+		defer f.Close()
+		if _, err := io.Copy(f, resp.Body); err != nil {
+			t.Errorf("profile: %v", err)
+		}
+	}()
+	return func() { <-done }
 }
 
 // waitReady posts one body until the receiver answers.
