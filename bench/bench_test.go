@@ -201,9 +201,13 @@ func barePass(td ptrace.Traces, writes []pcommon.Value, keys []string) {
 					case pcommon.ValueTypeBool:
 						a.PutBool(keys[i], true)
 					case pcommon.ValueTypeSlice:
+						// Elements of the kinds the processor writes:
+						// doubles for gaps, ints for weights, strings for
+						// violations.
 						sl := a.PutEmptySlice(keys[i])
-						for range w.Slice().Len() {
-							sl.AppendEmpty().SetStr("tpot")
+						sl.EnsureCapacity(w.Slice().Len())
+						for _, e := range w.Slice().All() {
+							putConstant(sl.AppendEmpty(), e.Type())
 						}
 					default:
 						a.PutStr(keys[i], "constant")
@@ -213,6 +217,18 @@ func barePass(td ptrace.Traces, writes []pcommon.Value, keys []string) {
 		}
 	}
 	_ = sink
+}
+
+// putConstant sets v to a constant of type t.
+func putConstant(v pcommon.Value, t pcommon.ValueType) {
+	switch t {
+	case pcommon.ValueTypeDouble:
+		v.SetDouble(0.5)
+	case pcommon.ValueTypeInt:
+		v.SetInt(7)
+	default:
+		v.SetStr("tpot")
+	}
 }
 
 func perSpan(b *testing.B, spans int) {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -151,6 +152,7 @@ func semconvClientSpans(td ptrace.Traces, n int) {
 // loadResult is one collector run at one offered rate.
 type loadResult struct {
 	pipeline       string
+	round          int
 	offered        int // spans/s; 0: as fast as the collector takes them
 	sent, refused  int64
 	exported       float64
@@ -161,8 +163,8 @@ type loadResult struct {
 }
 
 func (r loadResult) line() string {
-	return fmt.Sprintf("load pipeline=%s offered=%d sent=%d refused=%d exported=%.0f lost=%.0f seconds=%.1f cpu_us_per_span=%.2f throughput=%.0f peak_rss_mib=%.1f",
-		r.pipeline, r.offered, r.sent, r.refused, r.exported, float64(r.sent)-r.exported, r.seconds,
+	return fmt.Sprintf("load round=%d pipeline=%s offered=%d sent=%d refused=%d exported=%.0f lost=%.0f seconds=%.1f cpu_us_per_span=%.2f throughput=%.0f peak_rss_mib=%.1f",
+		r.round, r.pipeline, r.offered, r.sent, r.refused, r.exported, float64(r.sent)-r.exported, r.seconds,
 		r.cpuSeconds/r.exported*1e6, r.throughputSpan, r.peakRSSMiB)
 }
 
@@ -170,30 +172,44 @@ func (r loadResult) line() string {
 // LLM span mix at fixed rates and at saturation, with and without the
 // llm_slo pair, a fresh collector for each run, and appends one line per run
 // to the file LLMSLO_BENCH_LOAD names (make bench). LOAD_SECONDS sets the
-// measured time per run (default 15).
+// measured time per run (default 10), LOAD_ROUNDS the rounds (default 3):
+// a single run on a shared machine is noisy, so the report takes medians,
+// and the two pipelines swap order every round so that drift falls on both.
 func TestCollectorLoad(t *testing.T) {
 	out := os.Getenv("LLMSLO_BENCH_LOAD")
 	if out == "" {
 		t.Skip("set LLMSLO_BENCH_LOAD=<results file> to run (make bench)")
 	}
-	seconds := 15
-	if s, err := strconv.Atoi(os.Getenv("LOAD_SECONDS")); err == nil && s > 0 {
-		seconds = s
-	}
+	seconds, rounds := envInt("LOAD_SECONDS", 10), envInt("LOAD_ROUNDS", 3)
 	bin, err := filepath.Abs(filepath.Join("..", "dist", "otelcol-llmslo"))
 	require.NoError(t, err)
 	bodies := loadMix(t, 20)
 	f, err := os.OpenFile(out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	require.NoError(t, err)
 	defer f.Close()
-	for _, rate := range loadRates() {
-		for _, name := range []string{"without_llmslo", "with_llmslo"} {
-			r := runLoad(t, bin, name, bodies, rate, time.Duration(seconds)*time.Second)
-			t.Log(r.line())
-			_, err := f.WriteString(r.line() + "\n")
-			require.NoError(t, err)
+	for round := 1; round <= rounds; round++ {
+		for _, rate := range loadRates() {
+			pipelines := []string{"without_llmslo", "with_llmslo"}
+			if round%2 == 0 {
+				slices.Reverse(pipelines)
+			}
+			for _, name := range pipelines {
+				r := runLoad(t, bin, name, bodies, rate, time.Duration(seconds)*time.Second)
+				r.round = round
+				t.Log(r.line())
+				_, err := f.WriteString(r.line() + "\n")
+				require.NoError(t, err)
+			}
 		}
 	}
+}
+
+// envInt reads a positive integer from the environment, else def.
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
 }
 
 // loadRates are the offered rates in spans/s, 0 meaning saturation;

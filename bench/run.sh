@@ -28,10 +28,16 @@ go test -run XXX -bench 'Connector/chunks_16/llmslo' -benchtime 2000x -cpuprofil
 go tool pprof -top -nodecount=12 results/connector.prof 2>/dev/null | tail -13 > results/connector.top.txt
 rm -f bench.test
 
-echo ">> end to end: the built distribution under load (about 3 minutes)"
+echo ">> end to end: the built distribution under load (about 7 minutes)"
 (cd .. && make dist >/dev/null)
-rm -f results/load.txt
-LLMSLO_BENCH_LOAD="$PWD/results/load.txt" go test -count=1 -run TestCollectorLoad -timeout 30m -v ./
+rm -f results/load.txt results/*_llmslo.prof
+LLMSLO_BENCH_LOAD="$PWD/results/load.txt" LLMSLO_BENCH_PROFILE="$PWD/results" \
+  go test -count=1 -run TestCollectorLoad -timeout 30m -v ./
+for arm in without_llmslo with_llmslo; do
+  go tool pprof -top -nodecount=12 "results/$arm.prof" 2>/dev/null | tail -13 > "results/collector_$arm.top.txt"
+done
+go tool pprof -top -cum -focus llmslo -nodecount=300 results/with_llmslo.prof 2>/dev/null \
+  | grep -E 'flat%|llmslo' | head -17 > results/collector_llmslo.top.txt
 
 echo ">> llmslo report: throughput and memory from OTLP protobuf (one core)"
 (cd .. && go test ./internal/report -run XXX -bench 'BenchmarkReport|MemoryPerRequest' -benchtime 3x -cpu 1) | tee results/report.txt

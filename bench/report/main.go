@@ -49,7 +49,8 @@ func main() {
 	r.assemblySection(&b)
 	b.WriteString(loadTable(filepath.Join(*dir, "load.txt")))
 	r.reportSection(&b)
-	fmt.Fprintf(&b, "## CPU profiles (16-event spans)\n\nProcessor:\n\n```\n%s\n```\n\nConnector:\n\n```\n%s\n```\n\n", r.read("processor.top.txt"), r.read("connector.top.txt"))
+	fmt.Fprintf(&b, "## CPU profiles (16-event spans, in isolation)\n\nProcessor:\n\n```\n%s\n```\n\nConnector:\n\n```\n%s\n```\n\n", r.read("processor.top.txt"), r.read("connector.top.txt"))
+	fmt.Fprintf(&b, "## CPU profile of the built collector at saturation\n\nTaken over the last round's saturation runs (`LLMSLO_BENCH_PROFILE=<dir>` on the load test; the collector serves it through the pprof extension). Without the pair:\n\n```\n%s\n```\n\nWith the pair:\n\n```\n%s\n```\n\nThe llm_slo components' share of it (cumulative):\n\n```\n%s\n```\n\n", r.read("collector_without_llmslo.top.txt"), r.read("collector_with_llmslo.top.txt"), r.read("collector_llmslo.top.txt"))
 	fmt.Fprintf(&b, "## What the figures mean\n\n%s\n\n", r.read("../notes.md"))
 	fmt.Fprintf(&b, "## benchstat\n\n```\n%s\n```\n", r.read("benchstat.txt"))
 	check(os.WriteFile(*out, []byte(b.String()), 0o644))
@@ -108,13 +109,26 @@ func (r *results) read(name string) string {
 func (r *results) processorSection(b *strings.Builder) {
 	fmt.Fprintf(b, "## Processor against the bare pass\n\n")
 	fmt.Fprintf(b, "Each iteration copies the batch (the processor mutates it) and then processes the copy; the `copy_only` arm measures the copy alone, and the ratio compares the work after the copy: (processor − copy) / (bare pass − copy). The bare pass reads every field the processor reads (attributes, event names, timestamps and token counts) and writes the same number and kinds of attributes the processor writes on that shape, with constant values.\n\n")
-	fmt.Fprintf(b, "| shape | copy ns/span | bare pass ns/span | processor ns/span | ratio (target ≤ 1.5) | processor allocs/span beyond the copy | processor B/span beyond the copy |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(b, "| shape | copy ns/span | bare pass ns/span | processor ns/span | ratio (target ≤ 1.2 on vllm_attributes and chunks_16) | processor allocs/span beyond the copy | bare pass allocs/span beyond the copy | processor B/span beyond the copy |\n|---|---|---|---|---|---|---|---|\n")
 	for _, shape := range []string{"vllm_attributes", "chunks_16", "chunks_256", "chunks_4096", "non_llm"} {
 		c, ca, cb := r.get("Processor/" + shape + "/copy_only")
-		bare, _, _ := r.get("Processor/" + shape + "/bare_pass")
+		bare, ba, _ := r.get("Processor/" + shape + "/bare_pass")
 		p, pa, pb := r.get("Processor/" + shape + "/processor")
-		fmt.Fprintf(b, "| %s | %.0f | %.0f | %.0f | **%.2f** | %.2f | %.0f |\n", shape, c, bare, p, (p-c)/(bare-c), pa-ca, pb-cb)
+		fmt.Fprintf(b, "| %s | %.0f | %.0f | %.0f | **%.2f** | %.2f | %.2f | %.0f |\n", shape, c, bare, p, (p-c)/(bare-c), pa-ca, ba-ca, pb-cb)
 	}
+	proc, bare := r.perEvent("processor"), r.perEvent("bare_pass")
+	fmt.Fprintf(b, "\nPer chunk event (the slope from 256 to 4,096 events a span, after the copy): the processor %.1f ns, the bare pass %.1f ns (it reads the event's name, timestamp and token count and writes one gap), **%+.1f ns** beyond the floor (target ≤ 8).\n", proc, bare, proc-bare)
+}
+
+// perEvent is an arm's work per chunk event after the copy: the slope of
+// ns/span from chunks_256 to chunks_4096.
+func (r *results) perEvent(arm string) float64 {
+	work := func(shape string) float64 {
+		c, _, _ := r.get("Processor/" + shape + "/copy_only")
+		v, _, _ := r.get("Processor/" + shape + "/" + arm)
+		return v - c
+	}
+	return (work("chunks_4096") - work("chunks_256")) / (4096 - 256)
 }
 
 func (r *results) connectorSection(b *strings.Builder) {
@@ -125,6 +139,12 @@ func (r *results) connectorSection(b *strings.Builder) {
 		l, la, _ := r.get("Connector/" + shape + "/llmslo")
 		fmt.Fprintf(b, "| %s | %.0f | %.0f | **%.2f** | %.2f | %.3f |\n", shape, s, l, l/s, sa, la)
 	}
+	perGap := func(arm string) float64 {
+		lo, _, _ := r.get("Connector/chunks_256/" + arm)
+		hi, _, _ := r.get("Connector/chunks_4096/" + arm)
+		return (hi - lo) / (4095 - 255)
+	}
+	fmt.Fprintf(b, "\nPer inter-token gap (the slope from 255 to 4,095 gaps a span): llm_slo **%.1f ns** (target ≤ 15), spanmetrics %.1f ns (it reads no events).\n", perGap("llmslo"), perGap("spanmetrics"))
 	fmt.Fprintf(b, "\n### As live series grow\n\n| live series | spanmetrics ns/span | llm_slo ns/span | llm_slo allocs/span |\n|---|---|---|---|\n")
 	for _, n := range []string{"1", "100", "10000"} {
 		s, _, _ := r.get("ConnectorSeries/series_" + n + "/spanmetrics")
@@ -164,46 +184,84 @@ func (r *results) assemblySection(b *strings.Builder) {
 	fmt.Fprintf(b, "\n### Trace assembly\n\nSGLang-shaped traces (a request span, a thread span, two slices and five `decode_loop` steps each; 900 spans a batch), the batch copy included, processor with and without trace assembly:\n\n| | ns/span | allocs/span |\n|---|---|---|\n| without | %.0f | %.2f |\n| with | %.0f | %.2f |\n| added by assembly | **%.0f** | %.2f |\n", off, offA, on, onA, on-off, onA-offA)
 }
 
-// loadTable renders the built collector's load runs (bench/load_test.go):
-// per offered rate, CPU per span and peak RSS without and with the llm_slo
-// pair, the overhead ratio, and the spans lost.
-func loadTable(path string) string {
-	runs := map[string]map[string]string{} // "offered" -> pipeline -> line fields
-	var order []string
+// loadRun is one line of bench/load_test.go's output.
+type loadRun map[string]string
+
+func (r loadRun) num(k string) float64 { v, _ := strconv.ParseFloat(r[k], 64); return v }
+
+// readLoad groups the load runs by offered rate (in first-seen order) and
+// pipeline.
+func readLoad(path string) (order []string, runs map[string]map[string][]loadRun, err error) {
 	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	runs = map[string]map[string][]loadRun{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		run := loadRun{}
+		for _, kv := range strings.Fields(sc.Text()) {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				run[k] = v
+			}
+		}
+		rate := run["offered"]
+		if runs[rate] == nil {
+			runs[rate] = map[string][]loadRun{}
+			order = append(order, rate)
+		}
+		runs[rate][run["pipeline"]] = append(runs[rate][run["pipeline"]], run)
+	}
+	return order, runs, sc.Err()
+}
+
+// summary is the medians of one pipeline's runs at one rate, the worst peak
+// RSS and the spans lost in all of them.
+type summary struct{ cpu, throughput, rss, lost float64 }
+
+func summarize(runs []loadRun) summary {
+	var cpu, tp []float64
+	var s summary
+	for _, r := range runs {
+		cpu = append(cpu, r.num("cpu_us_per_span"))
+		tp = append(tp, r.num("throughput"))
+		s.rss = max(s.rss, r.num("peak_rss_mib"))
+		s.lost += r.num("lost")
+	}
+	s.cpu, s.throughput = median(cpu), median(tp)
+	return s
+}
+
+// roundRatios lists, per round, with/without of field: the spread the
+// medians hide.
+func roundRatios(without, with []loadRun, field string) string {
+	var parts []string
+	for i := range min(len(without), len(with)) {
+		parts = append(parts, fmt.Sprintf("%.2f", with[i].num(field)/without[i].num(field)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// loadTable renders the built collector's load runs (bench/load_test.go):
+// per offered rate, the medians over the rounds of CPU per span and
+// throughput without and with the llm_slo pair, the overhead, the per-round
+// ratios, peak RSS and the spans lost.
+func loadTable(path string) string {
+	order, runs, err := readLoad(path)
 	if err != nil {
 		return "\n## End to end: the built collector under load\n\n(not run)\n\n"
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := map[string]string{}
-		for _, kv := range strings.Fields(sc.Text()) {
-			if k, v, ok := strings.Cut(kv, "="); ok {
-				fields[k] = v
-			}
-		}
-		key := fields["offered"]
-		if runs[key] == nil {
-			runs[key] = map[string]string{}
-			order = append(order, key)
-		}
-		for k, v := range fields {
-			runs[key][fields["pipeline"]+"."+k] = v
-		}
-	}
 	var b strings.Builder
 	b.WriteString("\n## End to end: the built collector under load\n\n")
-	b.WriteString("The distribution fed over OTLP/HTTP (100-span requests: 40 vLLM engine spans, 30 client spans of 20 chunk events, 30 semconv client spans), a fresh collector per run, CPU of the collector process per exported span, with and without the llm_slo processor and connector, in the same run. `0` offered is saturation: four senders as fast as the collector answers.\n\n")
-	b.WriteString("| offered spans/s | µs/span without | µs/span with | overhead | throughput without | throughput with | ratio | peak RSS MiB without / with | lost without / with |\n|---|---|---|---|---|---|---|---|---|\n")
-	num := func(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
-	for _, key := range order {
-		r := runs[key]
-		wo, wi := num(r["without_llmslo.cpu_us_per_span"]), num(r["with_llmslo.cpu_us_per_span"])
-		to, ti := num(r["without_llmslo.throughput"]), num(r["with_llmslo.throughput"])
-		fmt.Fprintf(&b, "| %s | %.2f | %.2f | %+.0f%% | %.0f | %.0f | %.2f | %s / %s | %s / %s |\n",
-			key, wo, wi, (wi/wo-1)*100, to, ti, ti/to,
-			r["without_llmslo.peak_rss_mib"], r["with_llmslo.peak_rss_mib"], r["without_llmslo.lost"], r["with_llmslo.lost"])
+	b.WriteString("The distribution fed over OTLP/HTTP (100-span requests: 40 vLLM engine spans, 30 client spans of 20 chunk events, 30 semconv client spans), a fresh collector per run, CPU of the collector process per exported span, with and without the llm_slo processor and connector. Each rate runs in every round for both pipelines, their order swapped each round; the figures are medians over the rounds, with each round's ratio beside them. `0` offered is saturation: four senders as fast as the collector answers, on the same two cores. Targets: overhead ≤ +15% at 20,000 spans/s, throughput ratio ≥ 0.90 at saturation.\n\n")
+	b.WriteString("| offered spans/s | rounds | µs/span without | µs/span with | overhead | CPU ratio per round | throughput without | throughput with | ratio | throughput ratio per round | peak RSS MiB without / with | lost without / with |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, rate := range order {
+		wo, wi := runs[rate]["without_llmslo"], runs[rate]["with_llmslo"]
+		o, i := summarize(wo), summarize(wi)
+		fmt.Fprintf(&b, "| %s | %d | %.2f | %.2f | **%+.0f%%** | %s | %.0f | %.0f | **%.2f** | %s | %.1f / %.1f | %.0f / %.0f |\n",
+			rate, min(len(wo), len(wi)), o.cpu, i.cpu, (i.cpu/o.cpu-1)*100, roundRatios(wo, wi, "cpu_us_per_span"),
+			o.throughput, i.throughput, i.throughput/o.throughput, roundRatios(wo, wi, "throughput"), o.rss, i.rss, o.lost, i.lost)
 	}
 	b.WriteString("\n")
 	return b.String()
