@@ -37,12 +37,26 @@ func (f *spanFields) reset(n int) {
 func (c *llmSLOConnector) scan(attrs pcommon.Map, o *observation, f *spanFields) {
 	prefix := c.src.keys.Prefix
 	for key, v := range attrs.All() {
-		if len(key) > len(prefix) && key[:len(prefix)] == prefix {
+		if len(key) > len(prefix) && hasShortPrefix(key, prefix) {
 			c.scanOwn(key, v, o, f)
 			continue
 		}
 		c.scanOther(key, v, f)
 	}
+}
+
+// hasShortPrefix is key[:len(prefix)] == prefix for len(key) >= len(prefix).
+// The prefix is a few bytes ("llm."): comparing them inline, first byte
+// first, rejects the conventions' keys without the call to memequal that a
+// string comparison of a non-constant length costs on every attribute.
+func hasShortPrefix(key, prefix string) bool {
+	key = key[:len(prefix)]
+	for i := range len(prefix) {
+		if key[i] != prefix[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // scanOwn reads one key under the processor's prefix. Every key the
