@@ -188,11 +188,12 @@ func readGaps(f *spanFields, o *observation) {
 		weights = f.weights.Slice()
 	}
 	for i, g := range gaps.All() {
-		if g.Type() != pcommon.ValueTypeDouble || !(g.Double() >= 0 && g.Double() <= derive.MaxSeconds) {
+		d, ok := gapValue(g)
+		if !ok {
 			o.rejected++
 			continue
 		}
-		o.gaps = append(o.gaps, g.Double())
+		o.gaps = append(o.gaps, d)
 		if f.hasWeights {
 			o.weights = append(o.weights, uint64(weights.At(i).Int()))
 		}
@@ -200,6 +201,17 @@ func readGaps(f *spanFields, o *observation) {
 	if !f.hasWeights {
 		o.weights = o.weights[:0]
 	}
+}
+
+// gapValue is g when it is a double in [0, derive.MaxSeconds]. Double()
+// is 0 for any other type, so only a 0 needs the type switch that Type()
+// costs: a positive in-range result is a double.
+func gapValue(g pcommon.Value) (float64, bool) {
+	d := g.Double()
+	if d > 0 && d <= derive.MaxSeconds {
+		return d, true
+	}
+	return d, d == 0 && g.Type() == pcommon.ValueTypeDouble
 }
 
 // weightsValid: every weight an int of at least 1, the sum at most

@@ -1,0 +1,50 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package llmsloconnector
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/llmslo/llmslo/internal/derive"
+)
+
+// TestReadGaps: a gap is kept only when it is a double in [0, a week]; a
+// zero of another type (Double() reads 0 for every non-double) is
+// rejected like any other wrongly typed entry, and the weights of kept
+// gaps stay paired with them.
+func TestReadGaps(t *testing.T) {
+	gaps := pcommon.NewValueSlice()
+	weights := pcommon.NewValueSlice()
+	for _, put := range []func(pcommon.Value){
+		func(v pcommon.Value) { v.SetDouble(0.02) },
+		func(v pcommon.Value) { v.SetDouble(0) },
+		func(v pcommon.Value) { v.SetInt(0) },
+		func(v pcommon.Value) { v.SetStr("0.02") },
+		func(pcommon.Value) {}, // empty
+		func(v pcommon.Value) { v.SetDouble(math.NaN()) },
+		func(v pcommon.Value) { v.SetDouble(-0.01) },
+		func(v pcommon.Value) { v.SetDouble(derive.MaxSeconds) },
+		func(v pcommon.Value) { v.SetDouble(derive.MaxSeconds * 1.01) },
+		func(v pcommon.Value) { v.SetDouble(math.Inf(1)) },
+		func(v pcommon.Value) { v.SetBool(true) },
+	} {
+		put(gaps.Slice().AppendEmpty())
+		weights.Slice().AppendEmpty().SetInt(int64(gaps.Slice().Len()))
+	}
+	var o observation
+	readGaps(&spanFields{gaps: gaps, hasGaps: true}, &o)
+	assert.Equal(t, []float64{0.02, 0, derive.MaxSeconds}, o.gaps)
+	assert.Empty(t, o.weights)
+	assert.Equal(t, 8, o.rejected)
+
+	o = observation{}
+	readGaps(&spanFields{gaps: gaps, hasGaps: true, weights: weights, hasWeights: true}, &o)
+	assert.Equal(t, []float64{0.02, 0, derive.MaxSeconds}, o.gaps)
+	assert.Equal(t, []uint64{1, 2, 8}, o.weights)
+	assert.Equal(t, 8, o.rejected)
+}
