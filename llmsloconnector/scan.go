@@ -67,9 +67,9 @@ func (c *llmSLOConnector) scanOwn(key string, v pcommon.Value, o *observation, f
 	case contract.SuffixSource:
 		f.source = true
 	case contract.SuffixLayer:
-		f.layer = str(v)
+		f.layer = v.Str()
 	case contract.SuffixModel:
-		f.model = str(v)
+		f.model = v.Str()
 	case contract.SuffixTTFT:
 		value(o, histTTFT, v)
 	case contract.SuffixTPOT:
@@ -106,7 +106,7 @@ func (c *llmSLOConnector) scanVerdict(key string, v pcommon.Value, o *observatio
 	}
 	so := o.slo(name)
 	switch {
-	case isMet && v.Type() == pcommon.ValueTypeBool:
+	case isMet && (v.Bool() || v.Type() == pcommon.ValueTypeBool): // Bool() reads false for a non-bool
 		so.decided, so.met = true, v.Bool()
 	case !isMet && v.Type() == pcommon.ValueTypeSlice:
 		so.violations = readViolations(v.Slice(), o)
@@ -118,7 +118,7 @@ func (c *llmSLOConnector) scanVerdict(key string, v pcommon.Value, o *observatio
 func readViolations(s pcommon.Slice, o *observation) violationSet {
 	var set violationSet
 	for _, e := range s.All() {
-		i, ok := violationIndex(str(e))
+		i, ok := violationIndex(e.Str())
 		if !ok {
 			o.rejected++
 			continue
@@ -133,11 +133,11 @@ func readViolations(s pcommon.Slice, o *observation) violationSet {
 func (c *llmSLOConnector) scanOther(key string, v pcommon.Value, f *spanFields) {
 	switch key {
 	case keyProviderName:
-		f.provider = str(v)
+		f.provider = v.Str()
 	case keySystem:
-		f.system = str(v)
+		f.system = v.Str()
 	case keyOperationName:
-		f.operation = str(v)
+		f.operation = v.Str()
 	}
 	for i, d := range c.cfg.Dimensions {
 		if key == d.Name && v.Type() == pcommon.ValueTypeStr {
@@ -146,25 +146,31 @@ func (c *llmSLOConnector) scanOther(key string, v pcommon.Value, f *spanFields) 
 	}
 }
 
-func str(v pcommon.Value) string {
-	if v.Type() == pcommon.ValueTypeStr {
-		return v.Str()
-	}
-	return ""
-}
-
 // value records a duration or count attribute; a negative, non-finite or
 // wrongly typed one is counted and kept out of the histograms.
 func value(o *observation, kind histKind, v pcommon.Value) {
-	switch v.Type() {
-	case pcommon.ValueTypeDouble:
-		o.set(kind, v.Double())
-	case pcommon.ValueTypeInt:
-		o.set(kind, float64(v.Int()))
+	if f, ok := number(v); ok {
+		o.set(kind, f)
 	}
 	if !o.has[kind] {
 		o.rejected++
 	}
+}
+
+// number reads a double or an int as a float64, ok false for any other
+// type. Double() and Int() read 0 for every other type, so a non-zero
+// result needs one type assertion; only a 0 needs the type switch that
+// Type() costs. (Str() likewise reads "" for a non-string, which is why
+// the scan reads strings with Str() alone.)
+func number(v pcommon.Value) (float64, bool) {
+	if d := v.Double(); d != 0 {
+		return d, true
+	}
+	if i := v.Int(); i != 0 {
+		return float64(i), true
+	}
+	t := v.Type()
+	return 0, t == pcommon.ValueTypeDouble || t == pcommon.ValueTypeInt
 }
 
 // readGaps copies the span's gaps and their weights into o. A gap out of

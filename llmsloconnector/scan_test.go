@@ -48,3 +48,34 @@ func TestReadGaps(t *testing.T) {
 	assert.Equal(t, []uint64{1, 2, 8}, o.weights)
 	assert.Equal(t, 8, o.rejected)
 }
+
+// TestNumber: doubles and ints, zeros included, read as numbers; every
+// other type, including the zero values other types read as, does not.
+func TestNumber(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		put  func(pcommon.Value)
+		want float64
+		ok   bool
+	}{
+		{"double", func(v pcommon.Value) { v.SetDouble(0.25) }, 0.25, true},
+		{"double zero", func(v pcommon.Value) { v.SetDouble(0) }, 0, true},
+		{"negative double", func(v pcommon.Value) { v.SetDouble(-2) }, -2, true},
+		{"int", func(v pcommon.Value) { v.SetInt(512) }, 512, true},
+		{"int zero", func(v pcommon.Value) { v.SetInt(0) }, 0, true},
+		{"string", func(v pcommon.Value) { v.SetStr("512") }, 0, false},
+		{"empty string", func(v pcommon.Value) { v.SetStr("") }, 0, false},
+		{"bool", func(v pcommon.Value) { v.SetBool(false) }, 0, false},
+		{"slice", func(v pcommon.Value) { v.SetEmptySlice() }, 0, false},
+		{"empty", func(pcommon.Value) {}, 0, false},
+	} {
+		v := pcommon.NewValueEmpty()
+		tc.put(v)
+		got, ok := number(v)
+		assert.Equal(t, tc.want, got, tc.name)
+		assert.Equal(t, tc.ok, ok, tc.name)
+	}
+	nan, ok := number(pcommon.NewValueDouble(math.NaN()))
+	assert.True(t, ok)
+	assert.True(t, math.IsNaN(nan), "a NaN is a double; observation.set rejects it")
+}
