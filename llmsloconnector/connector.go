@@ -251,6 +251,8 @@ func (c *llmSLOConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	sc := c.getScratch()
 	defer func() {
 		sc.lastTS, sc.lastTSRead = "", false
+		sc.fields.clear()
+		clear(sc.obs.slos[:cap(sc.obs.slos)]) // their names point into the batch
 		c.scratch.Put(sc)
 	}()
 	now := c.now()
