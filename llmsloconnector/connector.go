@@ -95,6 +95,8 @@ type scratch struct {
 	obs    observation
 	dims   []dimValue
 	fields spanFields
+	// resource holds the dimension values of the resource being read.
+	resource resourceValues
 	// Telemetry counts of one batch, added once per ConsumeTraces.
 	rejected, ignored, overflowed, malformedTracestate int64
 	labels                                             labelFixes
@@ -252,6 +254,7 @@ func (c *llmSLOConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	defer func() {
 		sc.lastTS, sc.lastTSRead = "", false
 		sc.fields.clear()
+		sc.resource.clear()
 		clear(sc.obs.slos[:cap(sc.obs.slos)]) // their names point into the batch
 		c.scratch.Put(sc)
 	}()
@@ -261,13 +264,13 @@ func (c *llmSLOConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
-		resource := rs.Resource().Attributes()
+		sc.resource.read(rs.Resource().Attributes(), c.cfg)
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			spans := sss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
-				if c.consumeSpan(span, resource, sc, now) {
+				if c.consumeSpan(span, sc, now) {
 					consumed++
 					continue
 				}

@@ -16,12 +16,12 @@ import (
 
 // consumeSpan aggregates one span; false when it carries no processor
 // output.
-func (c *llmSLOConnector) consumeSpan(span ptrace.Span, resource pcommon.Map, sc *scratch, now time.Time) bool {
+func (c *llmSLOConnector) consumeSpan(span ptrace.Span, sc *scratch, now time.Time) bool {
 	o := &sc.obs
 	if !c.observe(span, sc) {
 		return false
 	}
-	key, dims, resStart := c.seriesKey(resource, sc)
+	key, dims, resStart := c.seriesKey(sc)
 	sh := &c.shards[maphash.Bytes(c.seed, key)%numShards]
 	sh.mu.Lock()
 	s := sh.series[string(key)]
@@ -91,8 +91,8 @@ func (c *llmSLOConnector) observe(span ptrace.Span, sc *scratch) bool {
 // collide. Values are repaired for the backend first, so two raw values
 // that repair alike share a series. resStart is the index of the first
 // resource dimension in dims.
-func (c *llmSLOConnector) seriesKey(resource pcommon.Map, sc *scratch) (key []byte, dims []dimValue, resStart int) {
-	f := &sc.fields
+func (c *llmSLOConnector) seriesKey(sc *scratch) (key []byte, dims []dimValue, resStart int) {
+	f, res := &sc.fields, &sc.resource
 	key = append(sc.key[:0], byte(sc.obs.layer))
 	dims = sc.dims[:0]
 	add := func(name, value string, present bool) {
@@ -113,7 +113,7 @@ func (c *llmSLOConnector) seriesKey(resource pcommon.Map, sc *scratch) (key []by
 	for i, d := range c.cfg.Dimensions {
 		v, ok := f.extra[i], f.extraOK[i]
 		if !ok {
-			v, ok = resourceStr(resource, d.Name)
+			v, ok = res.dims[i], res.dimsOK[i]
 		}
 		if !ok && d.Default != nil {
 			v, ok = *d.Default, true
@@ -121,12 +121,40 @@ func (c *llmSLOConnector) seriesKey(resource pcommon.Map, sc *scratch) (key []by
 		add(d.Name, v, ok)
 	}
 	resStart = len(dims)
-	for _, name := range c.cfg.ResourceDimensions {
-		v, ok := resourceStr(resource, name)
-		add(name, v, ok)
+	for i, name := range c.cfg.ResourceDimensions {
+		add(name, res.values[i], res.valuesOK[i])
 	}
 	sc.key, sc.dims = key, dims
 	return key, dims, resStart
+}
+
+// resourceValues are the dimension values a resource holds, read once for
+// all of its spans instead of a lookup in its attributes per span.
+type resourceValues struct {
+	values   []string // of cfg.ResourceDimensions
+	valuesOK []bool
+	dims     []string // of cfg.Dimensions, for spans that lack them
+	dimsOK   []bool
+}
+
+// read fills r from a resource's attributes.
+func (r *resourceValues) read(m pcommon.Map, cfg *Config) {
+	r.values, r.valuesOK = r.values[:0], r.valuesOK[:0]
+	for _, name := range cfg.ResourceDimensions {
+		v, ok := resourceStr(m, name)
+		r.values, r.valuesOK = append(r.values, v), append(r.valuesOK, ok)
+	}
+	r.dims, r.dimsOK = r.dims[:0], r.dimsOK[:0]
+	for _, d := range cfg.Dimensions {
+		v, ok := resourceStr(m, d.Name)
+		r.dims, r.dimsOK = append(r.dims, v), append(r.dimsOK, ok)
+	}
+}
+
+// clear drops the references into the batch.
+func (r *resourceValues) clear() {
+	clear(r.values)
+	clear(r.dims)
 }
 
 func firstOf(a, b string) string {
