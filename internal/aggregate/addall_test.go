@@ -109,3 +109,13 @@ func BenchmarkAddGaps(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(gaps)), "ns/gap")
 }
+
+// TestExponentialScaleFloor: the widest range of doubles fits two buckets
+// at scale -11, so the scale never goes below it (addRun relies on a shift
+// under 32).
+func TestExponentialScaleFloor(t *testing.T) {
+	h := NewExponential(2)
+	h.AddAll([]float64{math.SmallestNonzeroFloat64, math.MaxFloat64, 1}, nil, 1)
+	assert.Equal(t, int32(-11), h.Scale())
+	assert.Equal(t, uint64(3), h.Count())
+}

@@ -128,7 +128,10 @@ func (e *Exponential) AddAll(vs []float64, weights []uint64, scale uint64) {
 // may grow or downscale), and addRun returns the index after it.
 func (e *Exponential) addRun(vs []float64, weights []uint64, scale uint64, from int) int {
 	count, zero, sum, lo, hi := e.count, e.zero, e.sum, e.min, e.max
-	counts, offset, shift := e.counts, e.offset, MaxExportScale-e.scale
+	// The shift is at most 19 (at scale -11 every double falls in two
+	// buckets, so the scale never goes lower): masked, it compiles to a
+	// plain shift, without the checks a variable shift count needs.
+	counts, offset, shift := e.counts, e.offset, uint(MaxExportScale-e.scale)&31
 	next := len(vs)
 	for i := from; i < len(vs); i++ {
 		v, n := vs[i], scale

@@ -80,14 +80,20 @@ func (s *Sketch) AddAll(vs []float64, weights []uint64, scale uint64) {
 				continue
 			}
 		case 2:
-			if j < uint(len(c))/2 && n <= math.MaxUint16-uint64(binary.LittleEndian.Uint16(c[2*j:])) {
-				binary.LittleEndian.PutUint16(c[2*j:], binary.LittleEndian.Uint16(c[2*j:])+uint16(n))
-				continue
+			if j < uint(len(c))/2 {
+				p := (*[2]byte)(c[2*j:])
+				if x := binary.LittleEndian.Uint16(p[:]); n <= math.MaxUint16-uint64(x) {
+					binary.LittleEndian.PutUint16(p[:], x+uint16(n))
+					continue
+				}
 			}
 		case 4:
-			if j < uint(len(c))/4 && n <= math.MaxUint32-uint64(binary.LittleEndian.Uint32(c[4*j:])) {
-				binary.LittleEndian.PutUint32(c[4*j:], binary.LittleEndian.Uint32(c[4*j:])+uint32(n))
-				continue
+			if j < uint(len(c))/4 {
+				p := (*[4]byte)(c[4*j:])
+				if x := binary.LittleEndian.Uint32(p[:]); n <= math.MaxUint32-uint64(x) {
+					binary.LittleEndian.PutUint32(p[:], x+uint32(n))
+					continue
+				}
 			}
 		}
 		s.inc(k, n)
