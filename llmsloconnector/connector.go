@@ -53,6 +53,8 @@ type llmSLOConnector struct {
 	// src is where the processor's attributes are read and which SLO
 	// names count; set at creation and again at Start, before any span.
 	src *source
+	// otherLens are the lengths of the keys scanOther reads.
+	otherLens keyLengths
 	// names are the metric names of the configured convention version.
 	names *metricNames
 
@@ -119,6 +121,10 @@ func newConnector(set component.TelemetrySettings, cfg *Config, next consumer.Me
 		o(c)
 	}
 	c.merged = c.sketch.New()
+	c.otherLens = lengthsOf(keyProviderName, keySystem, keyOperationName)
+	for _, d := range cfg.Dimensions {
+		c.otherLens |= lengthsOf(d.Name)
+	}
 	c.names = namesFor(cfg.MetricNames)
 	c.setHistograms()
 	if !cfg.CollectorInstanceID {

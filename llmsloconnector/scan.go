@@ -55,7 +55,9 @@ func (c *llmSLOConnector) scan(attrs pcommon.Map, o *observation, f *spanFields)
 			c.scanOwn(key, v, o, f)
 			continue
 		}
-		c.scanOther(key, v, f)
+		if c.otherLens.mayHold(key) {
+			c.scanOther(key, v, f)
+		}
 	}
 }
 
@@ -140,6 +142,26 @@ func readViolations(s pcommon.Slice, o *observation) violationSet {
 		set |= 1 << i
 	}
 	return set
+}
+
+// keyLengths is a set of key lengths: bit l for a length l < 64; longer
+// keys are always in it. Most of a span's attributes are none of the few
+// keys scanOther looks for, and their length alone says so, without a call
+// and a string switch per attribute.
+type keyLengths uint64
+
+func lengthsOf(keys ...string) keyLengths {
+	var set keyLengths
+	for _, k := range keys {
+		if len(k) < 64 {
+			set |= 1 << len(k)
+		}
+	}
+	return set
+}
+
+func (set keyLengths) mayHold(key string) bool {
+	return len(key) >= 64 || set&(1<<len(key)) != 0
 }
 
 // scanOther reads the conventions' keys of the default dimensions and the

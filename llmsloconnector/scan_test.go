@@ -5,6 +5,7 @@ package llmsloconnector
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -78,4 +79,17 @@ func TestNumber(t *testing.T) {
 	nan, ok := number(pcommon.NewValueDouble(math.NaN()))
 	assert.True(t, ok)
 	assert.True(t, math.IsNaN(nan), "a NaN is a double; observation.set rejects it")
+}
+
+// TestKeyLengths: a key may be one scanOther reads only if its length is
+// one of theirs; keys of 64 bytes or more are always looked at.
+func TestKeyLengths(t *testing.T) {
+	long := strings.Repeat("k", 70)
+	set := lengthsOf("gen_ai.system", long)
+	assert.True(t, set.mayHold("gen_ai.system"))
+	assert.True(t, set.mayHold("abcdefghijklm"), "same length: scanOther decides")
+	assert.False(t, set.mayHold("gen_ai.request.id"))
+	assert.False(t, set.mayHold(""))
+	assert.True(t, set.mayHold(strings.Repeat("x", 64)))
+	assert.True(t, set.mayHold(strings.Repeat("x", 63+70)))
 }
