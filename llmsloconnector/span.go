@@ -5,6 +5,7 @@ package llmsloconnector
 
 import (
 	"hash/maphash"
+	"math"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -94,13 +95,16 @@ func (c *llmSLOConnector) observe(span ptrace.Span, sc *scratch) bool {
 func (c *llmSLOConnector) seriesKey(sc *scratch) (key []byte, dims []dimValue, resStart int) {
 	f, res := &sc.fields, &sc.resource
 	key = append(sc.key[:0], byte(sc.obs.layer))
+	resStart = math.MaxInt // until the resource dimensions: values to repair
 	dims = sc.dims[:0]
 	add := func(name, value string, present bool) {
 		if !present {
 			key = append(key, 0)
 			return
 		}
-		value = label(value, c.cfg.AttributeValueLengthLimit, &sc.labels)
+		if len(dims) < resStart {
+			value = label(value, c.cfg.AttributeValueLengthLimit, &sc.labels)
+		}
 		key = append(key, 1)
 		key = append(key, value...)
 		key = append(key, 0)
@@ -120,7 +124,11 @@ func (c *llmSLOConnector) seriesKey(sc *scratch) (key []byte, dims []dimValue, r
 		}
 		add(d.Name, v, ok)
 	}
+	// The resource's values were repaired when it was read: count its
+	// repairs for this span, as if repaired here.
 	resStart = len(dims)
+	sc.labels.repaired += res.fixes.repaired
+	sc.labels.truncated += res.fixes.truncated
 	for i, name := range c.cfg.ResourceDimensions {
 		add(name, res.values[i], res.valuesOK[i])
 	}
@@ -131,17 +139,21 @@ func (c *llmSLOConnector) seriesKey(sc *scratch) (key []byte, dims []dimValue, r
 // resourceValues are the dimension values a resource holds, read once for
 // all of its spans instead of a lookup in its attributes per span.
 type resourceValues struct {
-	values   []string // of cfg.ResourceDimensions
+	values   []string // of cfg.ResourceDimensions, repaired for the backend
 	valuesOK []bool
+	fixes    labelFixes // the repairs of values
 	dims     []string // of cfg.Dimensions, for spans that lack them
 	dimsOK   []bool
 }
 
 // read fills r from a resource's attributes.
 func (r *resourceValues) read(m pcommon.Map, cfg *Config) {
-	r.values, r.valuesOK = r.values[:0], r.valuesOK[:0]
+	r.values, r.valuesOK, r.fixes = r.values[:0], r.valuesOK[:0], labelFixes{}
 	for _, name := range cfg.ResourceDimensions {
 		v, ok := resourceStr(m, name)
+		if ok {
+			v = label(v, cfg.AttributeValueLengthLimit, &r.fixes)
+		}
 		r.values, r.valuesOK = append(r.values, v), append(r.valuesOK, ok)
 	}
 	r.dims, r.dimsOK = r.dims[:0], r.dimsOK[:0]

@@ -59,3 +59,26 @@ func TestResourceValuesPerResource(t *testing.T) {
 	}
 	assert.Equal(t, map[string]uint64{"a/prod": 2, "a/canary": 1, "b/": 1, "b/canary": 1}, got)
 }
+
+// TestResourceLabelsRepairedPerSpan: a resource value is repaired once,
+// when its resource is read, and the repair is still counted for each of
+// its spans, as for a span's own values.
+func TestResourceLabelsRepairedPerSpan(t *testing.T) {
+	cfg := caseConfig(t, "delta")
+	cfg.AttributeValueLengthLimit = 8
+	c, tel := telemetryConnector(t, cfg)
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "svc\xff-with-a-long-name")
+	spans := rs.ScopeSpans().AppendEmpty().Spans()
+	for range 3 {
+		llmSpan(spans, "m", 0.1, 0.01, 1, true)
+	}
+	require.NoError(t, c.ConsumeTraces(context.Background(), td))
+	md := c.collect(fixedNow)
+	require.Equal(t, 1, md.ResourceMetrics().Len())
+	service, _ := md.ResourceMetrics().At(0).Resource().Attributes().Get("service.name")
+	assert.Equal(t, "svc\uFFFD-w", service.Str(), "repaired, then cut to 8 bytes")
+	assert.Equal(t, int64(3), counter(t, tel, telemetryDefs.labelsRepaired))
+	assert.Equal(t, int64(3), counter(t, tel, telemetryDefs.labelsTruncated))
+}
