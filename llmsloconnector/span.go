@@ -142,7 +142,7 @@ type resourceValues struct {
 	values   []string // of cfg.ResourceDimensions, repaired for the backend
 	valuesOK []bool
 	fixes    labelFixes // the repairs of values
-	dims     []string // of cfg.Dimensions, for spans that lack them
+	dims     []string   // of cfg.Dimensions, for spans that lack them
 	dimsOK   []bool
 }
 
