@@ -195,7 +195,11 @@ func (e *Exponential) add(v float64, n uint64) {
 		e.zero += n
 		return
 	}
-	i := index8(v) >> (MaxExportScale - e.scale)
+	i8, ok := index8Common(v) // inline; index8 is a call
+	if !ok {
+		i8 = index8Edge(v)
+	}
+	i := i8 >> (uint(MaxExportScale-e.scale) & 31) // see addRun
 	if j := uint(i - e.offset); j < uint(len(e.counts)) {
 		e.counts[j] += n // the common case: a bucket in range
 		return
