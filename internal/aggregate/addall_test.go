@@ -30,7 +30,8 @@ func addAllCases() []addAllCase {
 	return []addAllCase{
 		{"one token each", []float64{0.007, 0.0071, 0.0072, 0.0071, 0.007}, nil, 1},
 		{"weighted and sampled", []float64{0.02, 0.5, 0.02, 1e-4}, []uint64{3, 1, 200, 7}, 10},
-		{"invalid values skipped", []float64{0.1, math.NaN(), -1, math.Inf(1), 0, 5e-324, 0.1}, nil, 2},
+		{"invalid values skipped", []float64{0.1, math.NaN(), -1, math.Inf(1), 0, 5e-324, 0.1, math.Inf(-1), -5e-324}, nil, 2},
+		{"negative zero", []float64{math.Copysign(0, -1), 0.5, math.Copysign(0, -1)}, nil, 1},
 		{"zero scale adds nothing", []float64{0.1, 0.2}, nil, 0},
 		{"counts that widen the sketch", []float64{1, 1, 2}, []uint64{200, 100, 70000}, 1},
 		{"a wide range", wide, nil, 3},
@@ -82,6 +83,14 @@ func TestSketchAddAllEqualsAddN(t *testing.T) {
 			b.AddN(v, MulSat(weightAt(tc.weights, i), tc.scale))
 		}
 		assert.Equal(t, b, w.slot(now), tc.name)
+	}
+}
+
+// TestValid: the bit test agrees with v >= 0 && v <= math.MaxFloat64.
+func TestValid(t *testing.T) {
+	for _, v := range []float64{0, math.Copysign(0, -1), 5e-324, -5e-324, 1, -1, math.MaxFloat64, -math.MaxFloat64,
+		math.Inf(1), math.Inf(-1), math.NaN(), -math.NaN(), math.Float64frombits(0x7ff0_0000_0000_0001)} {
+		assert.Equal(t, v >= 0 && v <= math.MaxFloat64, valid(v), "%g (%#x)", v, math.Float64bits(v))
 	}
 }
 

@@ -138,7 +138,7 @@ func (e *Exponential) addRun(vs []float64, weights []uint64, scale uint64, from 
 		if len(weights) != 0 {
 			n = MulSat(weights[i], scale)
 		}
-		if !(v >= 0 && v <= math.MaxFloat64) || n == 0 {
+		if !valid(v) || n == 0 {
 			continue
 		}
 		if v != 0 {
@@ -170,6 +170,15 @@ func (e *Exponential) addRun(vs []float64, weights []uint64, scale uint64, from 
 	}
 	e.AddN(vs[next], weightOf(weights, next, scale))
 	return next + 1
+}
+
+// valid is v >= 0 && v <= math.MaxFloat64 (finite, not negative; -0
+// counts as 0), from the bits in one integer comparison: the sign bit makes
+// a negative value and the all-ones exponent an infinite or NaN one
+// compare above +Inf's bits, except -0.
+func valid(v float64) bool {
+	b := math.Float64bits(v)
+	return b < 0x7ff0_0000_0000_0000 || b == 1<<63
 }
 
 // weightOf is value i's weight: weights[i]·scale, or scale without

@@ -63,7 +63,7 @@ func (s *Sketch) AddAll(vs []float64, weights []uint64, scale uint64) {
 		if len(weights) != 0 {
 			n = MulSat(weights[i], scale)
 		}
-		if !(v >= 0 && v <= math.MaxFloat64) || n == 0 {
+		if !valid(v) || n == 0 {
 			continue
 		}
 		total += n
