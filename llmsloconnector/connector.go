@@ -53,6 +53,8 @@ type llmSLOConnector struct {
 	// src is where the processor's attributes are read and which SLO
 	// names count; set at creation and again at Start, before any span.
 	src *source
+	// otherLens are the lengths of the keys scanOther reads.
+	otherLens keyLengths
 	// names are the metric names of the configured convention version.
 	names *metricNames
 
@@ -95,6 +97,8 @@ type scratch struct {
 	obs    observation
 	dims   []dimValue
 	fields spanFields
+	// resource holds the dimension values of the resource being read.
+	resource resourceValues
 	// Telemetry counts of one batch, added once per ConsumeTraces.
 	rejected, ignored, overflowed, malformedTracestate int64
 	labels                                             labelFixes
@@ -117,6 +121,10 @@ func newConnector(set component.TelemetrySettings, cfg *Config, next consumer.Me
 		o(c)
 	}
 	c.merged = c.sketch.New()
+	c.otherLens = lengthsOf(keyProviderName, keySystem, keyOperationName)
+	for _, d := range cfg.Dimensions {
+		c.otherLens |= lengthsOf(d.Name)
+	}
 	c.names = namesFor(cfg.MetricNames)
 	c.setHistograms()
 	if !cfg.CollectorInstanceID {
@@ -251,6 +259,9 @@ func (c *llmSLOConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	sc := c.getScratch()
 	defer func() {
 		sc.lastTS, sc.lastTSRead = "", false
+		sc.fields.clear()
+		sc.resource.clear()
+		clear(sc.obs.slos[:cap(sc.obs.slos)]) // their names point into the batch
 		c.scratch.Put(sc)
 	}()
 	now := c.now()
@@ -259,13 +270,13 @@ func (c *llmSLOConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
-		resource := rs.Resource().Attributes()
+		sc.resource.read(rs.Resource().Attributes(), c.cfg)
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			spans := sss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
-				if c.consumeSpan(span, resource, sc, now) {
+				if c.consumeSpan(span, sc, now) {
 					consumed++
 					continue
 				}

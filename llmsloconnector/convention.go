@@ -57,13 +57,8 @@ func (c *llmSLOConnector) usageValue(o *observation, u usageKind, v pcommon.Valu
 	if !c.names.counters() {
 		return
 	}
-	var f float64
-	switch v.Type() {
-	case pcommon.ValueTypeInt:
-		f = float64(v.Int())
-	case pcommon.ValueTypeDouble:
-		f = v.Double()
-	default:
+	f, ok := number(v)
+	if !ok {
 		o.rejected++
 		return
 	}

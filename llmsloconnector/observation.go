@@ -11,16 +11,24 @@ import (
 // observation is what one span contributes, read from it before the series
 // lock is taken. It refers to nothing of the batch.
 type observation struct {
-	layer  layerIndex
-	values [numHistKinds]float64
-	has    [numHistKinds]bool
+	obsScalars
 	// gaps are the span's inter-token gaps; weights, when not nil, the
 	// number of tokens each stands for (token-aware ITL).
 	gaps    []float64
 	weights []uint64
 	slos    []sloObservation
-	tokens  uint64 // output tokens, for token goodput
-	usage   usageObservation
+}
+
+// obsScalars are the observation's pointer-free fields, apart from its
+// slices so that resetting them per span is a plain clear: assigning a
+// whole struct that holds pointers costs a bulk write barrier while the GC
+// runs, which collector profiles showed.
+type obsScalars struct {
+	layer  layerIndex
+	values [numHistKinds]float64
+	has    [numHistKinds]bool
+	tokens uint64 // output tokens, for token goodput
+	usage  usageObservation
 	// adjusted is the number of requests the span stands for (1/p of its
 	// sampling probability; 1 when unsampled or not read).
 	adjusted float64
@@ -41,14 +49,15 @@ type sloObservation struct {
 
 // reset empties o for the next span, keeping its slices' memory.
 func (o *observation) reset() {
-	*o = observation{gaps: o.gaps[:0], weights: o.weights[:0], slos: o.slos[:0]}
+	o.obsScalars = obsScalars{}
+	o.gaps, o.weights, o.slos = o.gaps[:0], o.weights[:0], o.slos[:0]
 }
 
 // failed keeps only what a failed span contributes: its layer and its
 // verdicts (latency distributions describe successful requests).
 func (o *observation) failed() {
-	*o = observation{layer: o.layer, slos: o.slos, gaps: o.gaps[:0], weights: o.weights[:0], rejected: o.rejected, ignored: o.ignored,
-		adjusted: o.adjusted, ref: o.ref}
+	o.obsScalars = obsScalars{layer: o.layer, rejected: o.rejected, ignored: o.ignored, adjusted: o.adjusted, ref: o.ref}
+	o.gaps, o.weights = o.gaps[:0], o.weights[:0]
 }
 
 // set records a value of kind k unless it is negative, not finite, or

@@ -122,19 +122,8 @@ func (c *llmSLOConnector) recordHistograms(s *series, o *observation, n uint64) 
 		}
 	}
 	if len(o.gaps) > 0 {
-		h := c.histogram(s, histITL)
-		for i, g := range o.gaps {
-			h.AddN(g, aggregate.MulSat(o.weight(i), n))
-		}
+		c.histogram(s, histITL).AddAll(o.gaps, o.weights, n)
 	}
-}
-
-// weight is the number of tokens gap i stands for.
-func (o *observation) weight(i int) uint64 {
-	if len(o.weights) == 0 {
-		return 1
-	}
-	return o.weights[i]
 }
 
 func (c *llmSLOConnector) window(s *series, w windowKind) *aggregate.Window {

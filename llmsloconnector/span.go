@@ -5,6 +5,7 @@ package llmsloconnector
 
 import (
 	"hash/maphash"
+	"math"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -16,12 +17,12 @@ import (
 
 // consumeSpan aggregates one span; false when it carries no processor
 // output.
-func (c *llmSLOConnector) consumeSpan(span ptrace.Span, resource pcommon.Map, sc *scratch, now time.Time) bool {
+func (c *llmSLOConnector) consumeSpan(span ptrace.Span, sc *scratch, now time.Time) bool {
 	o := &sc.obs
 	if !c.observe(span, sc) {
 		return false
 	}
-	key, dims, resStart := c.seriesKey(resource, sc)
+	key, dims, resStart := c.seriesKey(sc)
 	sh := &c.shards[maphash.Bytes(c.seed, key)%numShards]
 	sh.mu.Lock()
 	s := sh.series[string(key)]
@@ -91,16 +92,19 @@ func (c *llmSLOConnector) observe(span ptrace.Span, sc *scratch) bool {
 // collide. Values are repaired for the backend first, so two raw values
 // that repair alike share a series. resStart is the index of the first
 // resource dimension in dims.
-func (c *llmSLOConnector) seriesKey(resource pcommon.Map, sc *scratch) (key []byte, dims []dimValue, resStart int) {
-	f := &sc.fields
+func (c *llmSLOConnector) seriesKey(sc *scratch) (key []byte, dims []dimValue, resStart int) {
+	f, res := &sc.fields, &sc.resource
 	key = append(sc.key[:0], byte(sc.obs.layer))
+	resStart = math.MaxInt // until the resource dimensions: values to repair
 	dims = sc.dims[:0]
 	add := func(name, value string, present bool) {
 		if !present {
 			key = append(key, 0)
 			return
 		}
-		value = label(value, c.cfg.AttributeValueLengthLimit, &sc.labels)
+		if len(dims) < resStart {
+			value = label(value, c.cfg.AttributeValueLengthLimit, &sc.labels)
+		}
 		key = append(key, 1)
 		key = append(key, value...)
 		key = append(key, 0)
@@ -113,20 +117,56 @@ func (c *llmSLOConnector) seriesKey(resource pcommon.Map, sc *scratch) (key []by
 	for i, d := range c.cfg.Dimensions {
 		v, ok := f.extra[i], f.extraOK[i]
 		if !ok {
-			v, ok = resourceStr(resource, d.Name)
+			v, ok = res.dims[i], res.dimsOK[i]
 		}
 		if !ok && d.Default != nil {
 			v, ok = *d.Default, true
 		}
 		add(d.Name, v, ok)
 	}
+	// The resource's values were repaired when it was read: count its
+	// repairs for this span, as if repaired here.
 	resStart = len(dims)
-	for _, name := range c.cfg.ResourceDimensions {
-		v, ok := resourceStr(resource, name)
-		add(name, v, ok)
+	sc.labels.repaired += res.fixes.repaired
+	sc.labels.truncated += res.fixes.truncated
+	for i, name := range c.cfg.ResourceDimensions {
+		add(name, res.values[i], res.valuesOK[i])
 	}
 	sc.key, sc.dims = key, dims
 	return key, dims, resStart
+}
+
+// resourceValues are the dimension values a resource holds, read once for
+// all of its spans instead of a lookup in its attributes per span.
+type resourceValues struct {
+	values   []string // of cfg.ResourceDimensions, repaired for the backend
+	valuesOK []bool
+	fixes    labelFixes // the repairs of values
+	dims     []string   // of cfg.Dimensions, for spans that lack them
+	dimsOK   []bool
+}
+
+// read fills r from a resource's attributes.
+func (r *resourceValues) read(m pcommon.Map, cfg *Config) {
+	r.values, r.valuesOK, r.fixes = r.values[:0], r.valuesOK[:0], labelFixes{}
+	for _, name := range cfg.ResourceDimensions {
+		v, ok := resourceStr(m, name)
+		if ok {
+			v = label(v, cfg.AttributeValueLengthLimit, &r.fixes)
+		}
+		r.values, r.valuesOK = append(r.values, v), append(r.valuesOK, ok)
+	}
+	r.dims, r.dimsOK = r.dims[:0], r.dimsOK[:0]
+	for _, d := range cfg.Dimensions {
+		v, ok := resourceStr(m, d.Name)
+		r.dims, r.dimsOK = append(r.dims, v), append(r.dimsOK, ok)
+	}
+}
+
+// clear drops the references into the batch.
+func (r *resourceValues) clear() {
+	clear(r.values)
+	clear(r.dims)
 }
 
 func firstOf(a, b string) string {

@@ -113,3 +113,47 @@ func TestAddNEqualsRepeatedAdd(t *testing.T) {
 		}
 	}
 }
+
+// index8Frexp is the mapping as first written, through math.Frexp and a
+// table of one boundary per cell: the reference the bit-reading index8
+// must equal exactly, subnormals included.
+func index8Frexp(v float64) int32 {
+	frac, exp := math.Frexp(v)
+	m := 2 * frac
+	e := int32(exp - 1)
+	if m == 1 {
+		return e*subBuckets - 1
+	}
+	c := int((m - 1) * (1 << cellBits))
+	lo, hi := 1+float64(c)/(1<<cellBits), 1+float64(c+1)/(1<<cellBits)
+	k := int32(0)
+	for j := 1; j < subBuckets && math.Exp2(float64(j)/subBuckets) < lo; j++ {
+		k = int32(j)
+	}
+	if b := math.Exp2(float64(k+1) / subBuckets); k+1 < subBuckets && b < hi && m > b {
+		k++
+	}
+	return e*subBuckets + k
+}
+
+// TestIndex8EqualsFrexpMapping: the same bucket for every value, at every
+// boundary and its neighbors, at powers of two, for subnormals and the
+// largest double.
+func TestIndex8EqualsFrexpMapping(t *testing.T) {
+	values := []float64{math.SmallestNonzeroFloat64, 1e-310, math.Ldexp(1, -1030), math.MaxFloat64, 1, 0.5, 2, 3}
+	for e := -40; e <= 40; e += 7 {
+		for j := range subBuckets + 1 {
+			b := math.Ldexp(math.Exp2(float64(j)/subBuckets), e)
+			values = append(values, b, math.Nextafter(b, 0), math.Nextafter(b, math.Inf(1)))
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	for range 20000 {
+		values = append(values, math.Pow(10, -320+628*rng.Float64()))
+	}
+	for _, v := range values {
+		if got, want := index8(v), index8Frexp(v); got != want {
+			t.Fatalf("index8(%g) = %d, want %d", v, got, want)
+		}
+	}
+}

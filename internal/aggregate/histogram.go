@@ -20,6 +20,10 @@ type Histogram interface {
 	// AddN adds v with weight n (n values equal to v) in one step: a
 	// token-aware ITL gap stands for the n tokens of its chunk.
 	AddN(v float64, n uint64)
+	// AddAll adds vs[i] with weight weights[i]·scale (scale each when
+	// weights is empty), as AddN of each in order: a span's gaps in one
+	// call.
+	AddAll(vs []float64, weights []uint64, scale uint64)
 	Count() uint64
 	// Reset empties it (delta temporality).
 	Reset()
@@ -64,6 +68,18 @@ func (x *Explicit) AddN(v float64, n uint64) {
 	}
 	x.sum += v * float64(n)
 	x.count += n
+}
+
+// AddAll adds vs[i] with weight weights[i]·scale (scale each when weights
+// is empty).
+func (x *Explicit) AddAll(vs []float64, weights []uint64, scale uint64) {
+	for i, v := range vs {
+		n := scale
+		if len(weights) != 0 {
+			n = MulSat(weights[i], scale)
+		}
+		x.AddN(v, n)
+	}
 }
 
 func (x *Explicit) Count() uint64 { return x.count }

@@ -70,7 +70,10 @@ func (c *SketchConfig) New() *Sketch { return &Sketch{cfg: c} }
 // then the mantissa's top bits as the cell (values below MinValue, which is
 // far above the subnormals, count as MinValue).
 func (c *SketchConfig) index(v float64) int32 {
-	b := math.Float64bits(max(v, c.MinValue))
+	if v < c.MinValue {
+		v = c.MinValue // a branch, cheaper than max's NaN and signed-zero rules
+	}
+	b := math.Float64bits(v)
 	exp := int32(b>>52) - 1023 // v = m·2^exp, m in [1, 2)
 	k := c.cellBase[b>>(52-sketchCellBits)&(1<<sketchCellBits-1)]
 	if m := math.Float64frombits(b&(1<<52-1) | 1023<<52); m >= c.edge[k+1] {

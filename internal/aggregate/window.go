@@ -52,14 +52,7 @@ func (w *Window) AddN(now time.Time, v float64, n uint64) { w.slot(now).AddN(v, 
 // AddAll records every value of vs at time now, vs[i] weighted by
 // weights[i] (1 each when weights is empty) times scale.
 func (w *Window) AddAll(now time.Time, vs []float64, weights []uint64, scale uint64) {
-	s := w.slot(now)
-	for i, v := range vs {
-		n := uint64(1)
-		if len(weights) > 0 {
-			n = weights[i]
-		}
-		s.AddN(v, MulSat(n, scale))
-	}
+	w.slot(now).AddAll(vs, weights, scale)
 }
 
 // MulSat is a*b, or the largest uint64 when the product overflows: a
