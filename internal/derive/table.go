@@ -4,6 +4,7 @@
 package derive
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"sync"
@@ -68,6 +69,9 @@ type spanView struct {
 	name  string
 	kind  ptrace.SpanKind
 	scope *Scope
+	// span and t count the events when an event condition asks.
+	span ptrace.Span
+	t    *Table
 }
 
 type timing struct {
@@ -208,7 +212,26 @@ func (t *Table) events(names []string) []int {
 	return out
 }
 
+// conds compiles a preset's conditions with the event conditions last:
+// each list is an AND or an OR of side-effect-free tests, so the order
+// does not change the outcome, and a span claimed or refused by its name
+// or attributes then never has its events counted.
 func (t *Table) conds(cs []preset.Cond) []compiledCond {
+	out := t.condsInOrder(cs)
+	slices.SortStableFunc(out, func(a, b compiledCond) int {
+		return cmp.Compare(boolInt(a.kind == condEvent), boolInt(b.kind == condEvent))
+	})
+	return out
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (t *Table) condsInOrder(cs []preset.Cond) []compiledCond {
 	var out []compiledCond
 	for _, c := range cs {
 		switch {
@@ -266,6 +289,7 @@ func (c *compiledCond) holds(v *spanView, s *scratch) bool {
 		v := s.vals[c.slot]
 		return v.Type() == pcommon.ValueTypeStr && slices.Contains(c.values, v.Str())
 	default:
+		v.t.countEvents(v.span, s)
 		return s.eventCount[c.slot] > 0
 	}
 }
