@@ -58,7 +58,7 @@ func (t *Table) scan(span ptrace.Span, s *scratch) {
 		if k == "" || !t.firstByte[k[0]] {
 			continue
 		}
-		if slot, ok := t.attrSlot[k]; ok && !s.has[slot] {
+		if slot, ok := t.attrIndex.lookup(k); ok && !s.has[slot] {
 			s.has[slot] = true
 			s.vals[slot] = v
 			s.set = append(s.set, slot)

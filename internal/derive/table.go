@@ -24,6 +24,8 @@ type Table struct {
 	presets []compiled
 
 	attrSlot map[string]int
+	// attrIndex is attrSlot for the scan (keyIndex says why).
+	attrIndex keyIndex
 	// firstByte filters keys before the map lookup: a span of an unrelated
 	// library (http.*, db.*, ...) costs one byte test per attribute.
 	firstByte [256]bool
@@ -145,6 +147,7 @@ func NewTable(presets []*preset.Preset, opts Options) *Table {
 		}
 		t.presets = append(t.presets, c)
 	}
+	t.attrIndex = newKeyIndex(t.attrSlot)
 	return t
 }
 
