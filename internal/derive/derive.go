@@ -63,7 +63,8 @@ func (t *Table) scan(span ptrace.Span, s *scratch) {
 			s.vals[slot] = v
 			s.set = append(s.set, slot)
 		}
-		if t.owned != nil && !s.owned && strings.HasPrefix(k, t.ownedPrefix) {
+		// The first byte spares most keys the prefix comparison's call.
+		if t.owned != nil && !s.owned && k[0] == t.ownedPrefix[0] && strings.HasPrefix(k, t.ownedPrefix) {
 			s.owned = t.owned(k)
 		}
 	}
