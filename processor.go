@@ -272,7 +272,7 @@ func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batc
 		p.removeOwned(attrs)
 	}
 	model := p.resolveModel(res, resource)
-	attrs.EnsureCapacity(attrs.Len() + valueCount(res, model) + 2*len(p.slos))
+	attrs.EnsureCapacity(attrs.Len() + valueCount(res, model) + p.verdictRoom(attrs, resource, model, st))
 	p.writeValues(attrs, res, model)
 	p.writeVerdicts(attrs, resource, model, st)
 	st.counts.countRequest(res)
@@ -328,6 +328,35 @@ func valueCount(res *derive.Result, model string) int {
 		}
 	}
 	return n
+}
+
+// verdictRoom is the number of keys writeVerdicts writes, or a bound on it:
+// reserving exactly keeps the attribute array in the smallest size class
+// that holds it (a slack of one key can cost a class, 64 bytes a span). An
+// SLO that reads nothing from the span's attributes is judged here (a few
+// comparisons; writeVerdicts judges it again); one that reads them (its
+// selector or per-request thresholds) may see the values written first, so
+// it gets the bound, two keys.
+func (p *llmSLOProcessor) verdictRoom(attrs, resource pcommon.Map, model string, st *batchState) int {
+	n, v := 0, &st.verdict
+	for i := range p.slos {
+		s := &p.slos[i]
+		switch {
+		case s.From != nil || len(s.Selector.Attributes) > 0:
+			n += 2
+		case s.Selector.Selects(&st.res, model, attrs, resource):
+			s.Judge(&st.res, v)
+			n += boolCount(v.Decided) + boolCount(len(v.Violations) > 0)
+		}
+	}
+	return n
+}
+
+func boolCount(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // putGaps writes every gap and, when some weight is not 1, the weights.

@@ -63,6 +63,26 @@ func benchClientSpan(n int) ptrace.Span {
 	return s
 }
 
+// benchSemconvSpan is a non-streamed GenAI client span (semconv v1.41),
+// which every preset before semconv's is asked about.
+func benchSemconvSpan() ptrace.Span {
+	s := ptrace.NewSpan()
+	s.SetName("chat gpt-4o")
+	s.SetKind(ptrace.SpanKindClient)
+	s.SetStartTimestamp(t0)
+	s.SetEndTimestamp(t0 + 850_000_000)
+	a := s.Attributes()
+	a.PutStr("gen_ai.operation.name", "chat")
+	a.PutStr("gen_ai.provider.name", "openai")
+	a.PutStr("gen_ai.request.model", "gpt-4o")
+	a.PutStr("gen_ai.response.model", "gpt-4o-2024-08-06")
+	a.PutBool("gen_ai.request.stream", false)
+	a.PutInt("gen_ai.usage.input_tokens", 300)
+	a.PutInt("gen_ai.usage.output_tokens", 90)
+	a.PutStr("server.address", "api.openai.com")
+	return s
+}
+
 // BenchmarkDerive measures the derivation alone (it does not write to the
 // span, so no copy is needed), on the processor benchmark's shapes.
 func BenchmarkDerive(b *testing.B) {
@@ -71,7 +91,7 @@ func BenchmarkDerive(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		span ptrace.Span
-	}{{"vllm_attributes", benchEngineSpan()}, {"chunks_16", benchClientSpan(16)}, {"chunks_256", benchClientSpan(256)}} {
+	}{{"vllm_attributes", benchEngineSpan()}, {"chunks_16", benchClientSpan(16)}, {"chunks_256", benchClientSpan(256)}, {"semconv_client", benchSemconvSpan()}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			var res Result
