@@ -27,6 +27,8 @@ type scratch struct {
 	out     outputEvents
 	// owned: the span carries a key of the processor's namespace.
 	owned bool
+	// cand: the presets an attribute found by the scan may let match.
+	cand uint64
 }
 
 func (t *Table) getScratch() *scratch {
@@ -48,7 +50,7 @@ func (t *Table) putScratch(s *scratch) {
 		s.counted = false
 	}
 	s.out.reset()
-	s.owned = false
+	s.owned, s.cand = false, 0
 	t.pool.Put(s)
 }
 
@@ -62,6 +64,7 @@ func (t *Table) scan(span ptrace.Span, s *scratch) {
 			s.has[slot] = true
 			s.vals[slot] = v
 			s.set = append(s.set, slot)
+			s.cand |= t.cand.bySlot[slot]
 		}
 		// The first byte spares most keys the prefix comparison's call.
 		if t.owned != nil && !s.owned && k[0] == t.ownedPrefix[0] && strings.HasPrefix(k, t.ownedPrefix) {
@@ -104,8 +107,9 @@ func (t *Table) classify(span ptrace.Span, scope *Scope, s *scratch) *compiled {
 		}
 	}
 	view := spanView{name: span.Name(), kind: span.Kind(), scope: scope, span: span, t: t}
+	set := t.cand.always | s.cand | t.cand.byName[view.name]
 	for i := range t.presets {
-		if t.presets[i].matches(&view, s) {
+		if mayMatch(i, set) && t.presets[i].matches(&view, s) {
 			return &t.presets[i]
 		}
 	}

@@ -30,6 +30,7 @@ type Table struct {
 	// library (http.*, db.*, ...) costs one byte test per attribute.
 	firstByte [256]bool
 	eventSlot map[string]int
+	cand      candidates
 	numAttrs  int
 	numEvents int
 	opSlot    int
@@ -148,6 +149,7 @@ func NewTable(presets []*preset.Preset, opts Options) *Table {
 		t.presets = append(t.presets, c)
 	}
 	t.attrIndex = newKeyIndex(t.attrSlot)
+	t.cand = newCandidates(t.presets, t.numAttrs)
 	return t
 }
 
