@@ -41,58 +41,82 @@ func (o *outputEvents) reset() {
 
 // collect gathers the output events of span. An event whose token count is 0
 // carries no output (a role-only or usage-only chunk) and is skipped; an
-// event with a bad count is kept as output of unknown size. The order
-// checks and appends work on locals: this loop runs once per event.
+// event with a bad count is kept as output of unknown size. Events come in
+// runs of one name (a stream's chunks): each run is classified once and
+// read by a loop of its own, small enough to keep its state in registers.
 func (o *outputEvents) collect(span ptrace.Span, kindOf func(string) eventKind, tokenKey string) {
 	o.reset()
 	evs := span.Events()
-	times, counts := o.times, o.counts
-	var prev uint64
-	last, lastKind, cached := "", notOutput, false
-	for i := 0; i < evs.Len(); i++ {
-		e := evs.At(i)
-		if name := e.Name(); !cached || name != last {
-			last, lastKind, cached = name, kindOf(name), true
-		}
-		switch lastKind {
+	for i := 0; i < evs.Len(); {
+		name := evs.At(i).Name()
+		switch kindOf(name) {
 		case chunkEvent:
-			count := int64(-1)
-			if tokenKey != "" {
+			i = o.chunkRun(evs, i, name, tokenKey)
+		case firstTokenEvent:
+			i = o.firstTokenRun(evs, i, name)
+		default:
+			i = skipRun(evs, i, name)
+		}
+	}
+}
+
+// chunkRun reads the run of chunk events called name from index i and
+// returns the index after it. The usual token count, a small positive
+// integer, is read inline: Int is non-zero only for an integer value.
+func (o *outputEvents) chunkRun(evs ptrace.SpanEventSlice, i int, name, tokenKey string) int {
+	times, counts := o.times, o.counts
+	for ; i < evs.Len(); i++ {
+		e := evs.At(i)
+		if e.Name() != name {
+			break
+		}
+		count := int64(-1)
+		if v, ok := e.Attributes().Get(tokenKey); ok && tokenKey != "" {
+			if count = v.Int(); count <= 0 || count > MaxTokens {
 				var output bool
-				if count, output = o.chunkCount(e.Attributes(), tokenKey); !output {
+				if count, output = o.parseChunkCount(v); !output {
 					continue
 				}
 			}
-			ts := uint64(e.Timestamp())
-			if ts <= prev && len(times) > 0 {
-				o.unsorted = o.unsorted || ts < prev
-				o.repeated = o.repeated || ts == prev
-			}
-			prev = ts
-			times = append(times, ts)
-			counts = append(counts, count)
-		case firstTokenEvent:
-			if ts := uint64(e.Timestamp()); o.firstToken == 0 || ts < o.firstToken {
-				o.firstToken = ts
-			}
 		}
+		ts := uint64(e.Timestamp())
+		if n := len(times); n > 0 && ts <= times[n-1] {
+			o.unsorted = o.unsorted || ts < times[n-1]
+			o.repeated = o.repeated || ts == times[n-1]
+		}
+		times = append(times, ts)
+		counts = append(counts, count)
 	}
 	o.times, o.counts = times, counts
+	return i
 }
 
-// chunkCount returns the token count a chunk event's attributes give (-1
-// when none or a bad one, the reason kept in invalidCount), and false for a
-// chunk that carries no output.
-func (o *outputEvents) chunkCount(attrs pcommon.Map, tokenKey string) (int64, bool) {
-	v, ok := attrs.Get(tokenKey)
-	if !ok {
-		return -1, true
+// firstTokenRun is chunkRun for first-token-only events: the earliest counts.
+func (o *outputEvents) firstTokenRun(evs ptrace.SpanEventSlice, i int, name string) int {
+	for ; i < evs.Len(); i++ {
+		e := evs.At(i)
+		if e.Name() != name {
+			break
+		}
+		if ts := uint64(e.Timestamp()); o.firstToken == 0 || ts < o.firstToken {
+			o.firstToken = ts
+		}
 	}
-	// The usual count, a small positive integer, needs no type switch:
-	// Int is non-zero only for an integer value.
-	if n := v.Int(); n > 0 && n <= MaxTokens {
-		return n, true
+	return i
+}
+
+// skipRun returns the index after the run of events called name from i.
+func skipRun(evs ptrace.SpanEventSlice, i int, name string) int {
+	for i < evs.Len() && evs.At(i).Name() == name {
+		i++
 	}
+	return i
+}
+
+// parseChunkCount reads a chunk's token count that is not a small positive
+// integer: -1 for a bad one (the reason kept in invalidCount), and false
+// for a chunk that carries no output (0).
+func (o *outputEvents) parseChunkCount(v pcommon.Value) (int64, bool) {
 	n, r := parseCount(v)
 	switch {
 	case r != NoReason:
