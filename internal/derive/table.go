@@ -17,9 +17,10 @@ import (
 
 // Table is a set of presets compiled for one-pass reading: every attribute
 // key and event name that any preset reads gets a slot, so a span's
-// attributes and events are each scanned once, whatever the number of
-// presets. Build it once per configuration; it is read-only afterwards and
-// safe for concurrent use.
+// attributes are scanned once, whatever the number of presets, and its
+// events once for the preset that claims it (plus one count by name when a
+// preset's event condition is asked). Build it once per configuration; it
+// is read-only afterwards and safe for concurrent use.
 type Table struct {
 	presets []compiled
 
