@@ -122,6 +122,10 @@ func (c *Config) presets() ([]*preset.Preset, error) {
 type compiledSLO struct {
 	*slo.SLO
 	metKey, violationsKey string
+	// pure: the SLO reads nothing from the span's attributes (no
+	// per-request thresholds, no attribute selector), so it can be judged
+	// before the values are written.
+	pure bool
 }
 
 // compileSLOs builds the configured SLOs, in order, with their keys.
@@ -129,11 +133,13 @@ func (c *Config) compileSLOs(keys contract.Keys) []compiledSLO {
 	out := make([]compiledSLO, 0, len(c.SLOs))
 	for i := range c.SLOs {
 		sc := &c.SLOs[i]
-		out = append(out, compiledSLO{
+		c := compiledSLO{
 			SLO:           sc.compileFrom(slo.New(sc.Name, sc.limits(), sc.Selector.compile())),
 			metKey:        keys.SLOMet(sc.Name),
 			violationsKey: keys.SLOViolations(sc.Name),
-		})
+		}
+		c.pure = c.From == nil && len(c.Selector.Attributes) == 0
+		out = append(out, c)
 	}
 	return out
 }

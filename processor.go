@@ -52,9 +52,12 @@ type llmSLOProcessor struct {
 type batchState struct {
 	res     derive.Result
 	verdict slo.Verdict
-	limits  slo.Limits // a request's own, for SLOs with per-request thresholds
-	counts  *batchCounts
-	held    []int
+	// pre holds, per SLO, the verdict verdictRoom judged (SLOs that read
+	// nothing from the span only), for writeVerdicts to write.
+	pre    []preVerdict
+	limits slo.Limits // a request's own, for SLOs with per-request thresholds
+	counts *batchCounts
+	held   []int
 }
 
 func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*llmSLOProcessor, error) {
@@ -158,7 +161,7 @@ func (p *llmSLOProcessor) getState() *batchState {
 	if st, ok := p.state.Get().(*batchState); ok {
 		return st
 	}
-	return &batchState{counts: p.tel.newBatch()}
+	return &batchState{counts: p.tel.newBatch(), pre: make([]preVerdict, len(p.slos))}
 }
 
 func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
@@ -272,7 +275,7 @@ func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batc
 		p.removeOwned(attrs)
 	}
 	model := p.resolveModel(res, resource)
-	attrs.EnsureCapacity(attrs.Len() + valueCount(res, model) + 2*len(p.slos))
+	attrs.EnsureCapacity(attrs.Len() + valueCount(res, model) + p.verdictRoom(attrs, resource, model, st))
 	p.writeValues(attrs, res, model)
 	p.writeVerdicts(attrs, resource, model, st)
 	st.counts.countRequest(res)
@@ -330,6 +333,42 @@ func valueCount(res *derive.Result, model string) int {
 	return n
 }
 
+// preVerdict is an SLO's verdict judged before the values are written.
+type preVerdict struct {
+	selected bool
+	v        slo.Verdict
+}
+
+// verdictRoom is the number of keys writeVerdicts writes, or a bound on it:
+// reserving exactly keeps the attribute array in the smallest size class
+// that holds it (a slack of one key can cost a class, 64 bytes a span). An
+// SLO that reads nothing from the span's attributes (pure) is judged here,
+// once, into st.pre; one that reads them (its selector or per-request
+// thresholds) may see the values written first, so it is judged in
+// writeVerdicts and gets the bound, two keys.
+func (p *llmSLOProcessor) verdictRoom(attrs, resource pcommon.Map, model string, st *batchState) int {
+	n := 0
+	for i := range p.slos {
+		s, pre := &p.slos[i], &st.pre[i]
+		if !s.pure {
+			n += 2
+			continue
+		}
+		if pre.selected = s.Selector.Selects(&st.res, model, attrs, resource); pre.selected {
+			s.Judge(&st.res, &pre.v)
+			n += boolCount(pre.v.Decided) + boolCount(len(pre.v.Violations) > 0)
+		}
+	}
+	return n
+}
+
+func boolCount(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // putGaps writes every gap and, when some weight is not 1, the weights.
 func putGaps(attrs pcommon.Map, k *contract.Keys, res *derive.Result) {
 	if len(res.Gaps) > 0 {
@@ -348,16 +387,21 @@ func putGaps(attrs pcommon.Map, k *contract.Keys, res *derive.Result) {
 	}
 }
 
-// writeVerdicts judges every SLO that selects the request and writes its
-// verdict: met (absent when unknown) and the violations.
+// writeVerdicts writes the verdict of every SLO that selects the request:
+// met (absent when unknown) and the violations. It runs after verdictRoom,
+// which judged the pure SLOs already; the others are judged here.
 func (p *llmSLOProcessor) writeVerdicts(attrs, resource pcommon.Map, model string, st *batchState) {
-	res, v := &st.res, &st.verdict
+	res := &st.res
 	for i := range p.slos {
-		s := &p.slos[i]
-		if !s.Selector.Selects(res, model, attrs, resource) {
+		s, v := &p.slos[i], &st.verdict
+		switch {
+		case s.pure && !st.pre[i].selected, !s.pure && !s.Selector.Selects(res, model, attrs, resource):
 			continue
+		case s.pure:
+			v = &st.pre[i].v
+		default:
+			p.judge(s, attrs, st)
 		}
-		p.judge(s, attrs, st)
 		st.counts.countVerdict(i, v)
 		if v.Decided {
 			attrs.PutBool(s.metKey, v.Met)

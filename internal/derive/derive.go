@@ -21,9 +21,14 @@ type scratch struct {
 	// only those (clearing every slot's Value cost more than the scan).
 	set        []int
 	eventCount []int
-	out        outputEvents
+	// counted: eventCount is filled (lazily, by the first event condition
+	// a preset asks: most spans are claimed or refused without one).
+	counted bool
+	out     outputEvents
 	// owned: the span carries a key of the processor's namespace.
 	owned bool
+	// cand: the presets an attribute found by the scan may let match.
+	cand uint64
 }
 
 func (t *Table) getScratch() *scratch {
@@ -40,30 +45,42 @@ func (t *Table) putScratch(s *scratch) {
 		s.vals[slot] = pcommon.Value{}
 	}
 	s.set = s.set[:0]
-	clear(s.eventCount)
+	if s.counted {
+		clear(s.eventCount)
+		s.counted = false
+	}
 	s.out.reset()
-	s.owned = false
+	s.owned, s.cand = false, 0
 	t.pool.Put(s)
 }
 
-// scan reads the span's attributes and event names into s: one pass each.
+// scan reads the span's attributes into s, in one pass.
 func (t *Table) scan(span ptrace.Span, s *scratch) {
 	for k, v := range span.Attributes().All() {
 		if k == "" || !t.firstByte[k[0]] {
 			continue
 		}
-		if slot, ok := t.attrSlot[k]; ok && !s.has[slot] {
+		if slot, ok := t.attrIndex.lookup(k); ok && !s.has[slot] {
 			s.has[slot] = true
 			s.vals[slot] = v
 			s.set = append(s.set, slot)
+			s.cand |= t.cand.bySlot[slot]
 		}
-		if t.owned != nil && !s.owned && strings.HasPrefix(k, t.ownedPrefix) {
+		// The first byte spares most keys the prefix comparison's call.
+		if t.owned != nil && !s.owned && k[0] == t.ownedPrefix[0] && strings.HasPrefix(k, t.ownedPrefix) {
 			s.owned = t.owned(k)
 		}
 	}
-	if t.numEvents == 0 {
+}
+
+// countEvents counts the span's events by name into s, once per span: only
+// an event condition needs it, and the output events are read again, with
+// their timestamps, for the preset that claims the span.
+func (t *Table) countEvents(span ptrace.Span, s *scratch) {
+	if s.counted {
 		return
 	}
+	s.counted = true
 	evs := span.Events()
 	// Chunk events come in long runs of one name: look each run up once.
 	last, lastSlot, cached := "", -1, false
@@ -89,9 +106,10 @@ func (t *Table) classify(span ptrace.Span, scope *Scope, s *scratch) *compiled {
 			return nil
 		}
 	}
-	view := spanView{name: span.Name(), kind: span.Kind(), scope: scope}
+	view := spanView{name: span.Name(), kind: span.Kind(), scope: scope, span: span, t: t}
+	set := t.cand.always | s.cand | t.cand.byName[view.name]
 	for i := range t.presets {
-		if t.presets[i].matches(&view, s) {
+		if mayMatch(i, set) && t.presets[i].matches(&view, s) {
 			return &t.presets[i]
 		}
 	}
@@ -159,19 +177,8 @@ func (t *Table) derive(span ptrace.Span, scope Scope, steps *Steps, res *Result)
 	return true
 }
 
-func (c *compiled) hasEvents(s *scratch) bool {
-	for _, slot := range c.chunk {
-		if s.eventCount[slot] > 0 {
-			return true
-		}
-	}
-	for _, slot := range c.first {
-		if s.eventCount[slot] > 0 {
-			return true
-		}
-	}
-	return false
-}
+// readsEvents reports whether the preset takes output times from events.
+func (c *compiled) readsEvents() bool { return len(c.chunk) > 0 || len(c.first) > 0 }
 
 // Source returns the "<preset>:<origin>" string of a result from this table,
 // without allocating in the common case of no qualifiers.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -25,53 +26,108 @@ type outputEvents struct {
 	counts       []int64
 	firstToken   uint64 // earliest first-token-only event, 0 if none
 	invalidCount Reason
+	// unsorted: times may be out of order (a later time came first, or
+	// they came from steps); repeated: two neighbours are equal. Producers
+	// emit chunks in order, so outside and dedupe then look at the ends
+	// only and copy nothing.
+	unsorted, repeated bool
 }
 
 func (o *outputEvents) reset() {
 	o.times, o.counts = o.times[:0], o.counts[:0]
 	o.firstToken, o.invalidCount = 0, NoReason
+	o.unsorted, o.repeated = false, false
 }
 
 // collect gathers the output events of span. An event whose token count is 0
 // carries no output (a role-only or usage-only chunk) and is skipped; an
-// event with a bad count is kept as output of unknown size.
+// event with a bad count is kept as output of unknown size. Events come in
+// runs of one name (a stream's chunks): each run is classified once and
+// read by a loop of its own, small enough to keep its state in registers.
 func (o *outputEvents) collect(span ptrace.Span, kindOf func(string) eventKind, tokenKey string) {
 	o.reset()
 	evs := span.Events()
-	last, lastKind, cached := "", notOutput, false
-	for i := 0; i < evs.Len(); i++ {
-		e := evs.At(i)
-		name := e.Name()
-		if !cached || name != last {
-			last, lastKind, cached = name, kindOf(name), true
-		}
-		ts := uint64(e.Timestamp())
-		switch lastKind {
+	for i := 0; i < evs.Len(); {
+		name := evs.At(i).Name()
+		switch kindOf(name) {
 		case chunkEvent:
-			count := int64(-1)
-			if tokenKey != "" {
-				if v, ok := e.Attributes().Get(tokenKey); ok {
-					n, r := parseCount(v)
-					switch {
-					case r != NoReason:
-						if o.invalidCount == NoReason {
-							o.invalidCount = r
-						}
-					case n == 0:
-						continue
-					default:
-						count = n
-					}
-				}
-			}
-			o.times = append(o.times, ts)
-			o.counts = append(o.counts, count)
+			i = o.chunkRun(evs, i, name, tokenKey)
 		case firstTokenEvent:
-			if o.firstToken == 0 || ts < o.firstToken {
-				o.firstToken = ts
-			}
+			i = o.firstTokenRun(evs, i, name)
+		default:
+			i = skipRun(evs, i, name)
 		}
 	}
+}
+
+// chunkRun reads the run of chunk events called name from index i and
+// returns the index after it. The usual token count, a small positive
+// integer, is read inline: Int is non-zero only for an integer value.
+func (o *outputEvents) chunkRun(evs ptrace.SpanEventSlice, i int, name, tokenKey string) int {
+	times, counts := o.times, o.counts
+	for ; i < evs.Len(); i++ {
+		e := evs.At(i)
+		if e.Name() != name {
+			break
+		}
+		count := int64(-1)
+		if v, ok := e.Attributes().Get(tokenKey); ok && tokenKey != "" {
+			if count = v.Int(); count <= 0 || count > MaxTokens {
+				var output bool
+				if count, output = o.parseChunkCount(v); !output {
+					continue
+				}
+			}
+		}
+		ts := uint64(e.Timestamp())
+		if n := len(times); n > 0 && ts <= times[n-1] {
+			o.unsorted = o.unsorted || ts < times[n-1]
+			o.repeated = o.repeated || ts == times[n-1]
+		}
+		times = append(times, ts)
+		counts = append(counts, count)
+	}
+	o.times, o.counts = times, counts
+	return i
+}
+
+// firstTokenRun is chunkRun for first-token-only events: the earliest counts.
+func (o *outputEvents) firstTokenRun(evs ptrace.SpanEventSlice, i int, name string) int {
+	for ; i < evs.Len(); i++ {
+		e := evs.At(i)
+		if e.Name() != name {
+			break
+		}
+		if ts := uint64(e.Timestamp()); o.firstToken == 0 || ts < o.firstToken {
+			o.firstToken = ts
+		}
+	}
+	return i
+}
+
+// skipRun returns the index after the run of events called name from i.
+func skipRun(evs ptrace.SpanEventSlice, i int, name string) int {
+	for i < evs.Len() && evs.At(i).Name() == name {
+		i++
+	}
+	return i
+}
+
+// parseChunkCount reads a chunk's token count that is not a small positive
+// integer: -1 for a bad one (the reason kept in invalidCount), and false
+// for a chunk that carries no output (0).
+func (o *outputEvents) parseChunkCount(v pcommon.Value) (int64, bool) {
+	n, r := parseCount(v)
+	switch {
+	case r != NoReason:
+		if o.invalidCount == NoReason {
+			o.invalidCount = r
+		}
+		return -1, true
+	case n == 0:
+		return 0, false
+	}
+	return n, true
 }
 
 // outside reports whether any output event lies outside [start, end]: such
@@ -79,6 +135,9 @@ func (o *outputEvents) collect(span ptrace.Span, kindOf func(string) eventKind, 
 func (o *outputEvents) outside(start, end uint64) bool {
 	if o.firstToken != 0 && (o.firstToken < start || o.firstToken > end) {
 		return true
+	}
+	if n := len(o.times); n > 0 && !o.unsorted {
+		return o.times[0] < start || o.times[n-1] > end
 	}
 	for _, ts := range o.times {
 		if ts < start || ts > end {
@@ -92,8 +151,13 @@ func (o *outputEvents) outside(start, end uint64) bool {
 // and drops events that repeat an earlier one's timestamp, reporting whether
 // it dropped any.
 func (o *outputEvents) dedupe() bool {
-	if !slices.IsSorted(o.times) {
-		sort.Sort(byTime{o})
+	switch {
+	case o.unsorted:
+		if !slices.IsSorted(o.times) {
+			sort.Sort(byTime{o})
+		}
+	case !o.repeated:
+		return false
 	}
 	w := 0
 	for r := range o.times {
@@ -133,6 +197,7 @@ func (o *outputEvents) firstOutput() uint64 {
 // counts as one token and the span reports events:out_of_range.
 func (o *outputEvents) addSteps(st *Steps) {
 	o.times = append(o.times, st.Times...)
+	o.unsorted = true // not checked: outside and dedupe look at every time
 	for _, c := range st.Counts {
 		if CheckTokens(c) == OutOfRange {
 			if o.invalidCount == NoReason {
@@ -173,16 +238,17 @@ func (o *outputEvents) tokens() (int64, Reason) {
 // chunk) and the max the largest gap/k. GapWeights is left empty when every
 // weight is 1.
 func (o *outputEvents) itl(tokenAware bool, res *Result) {
+	if !tokenAware {
+		o.itlPerChunk(res)
+		return
+	}
 	gaps, weights := res.Gaps[:0], res.GapWeights[:0]
 	var denom int64
 	var largest float64
 	weighted := false
 	for i := 1; i < len(o.times); i++ {
 		gap := o.times[i] - o.times[i-1]
-		k := int64(1)
-		if tokenAware {
-			k = tokensOf(o.counts[i])
-		}
+		k := tokensOf(o.counts[i])
 		weighted = weighted || k != 1
 		denom += k
 		largest = max(largest, float64(gap)/float64(k))
@@ -195,4 +261,21 @@ func (o *outputEvents) itl(tokenAware bool, res *Result) {
 	span := o.times[len(o.times)-1] - o.times[0]
 	res.ITLMean, res.ITLMax = known(float64(span)/float64(denom)/1e9), known(largest/1e9)
 	res.Gaps, res.GapWeights = gaps, weights
+}
+
+// itlPerChunk is itl with every weight 1: the same values without a
+// division per gap (x/1 is x exactly, and float64 keeps the order of the
+// integer gaps, so the largest gap converts to the largest float).
+func (o *outputEvents) itlPerChunk(res *Result) {
+	gaps := res.Gaps[:0]
+	var largest uint64
+	for i := 1; i < len(o.times); i++ {
+		gap := o.times[i] - o.times[i-1]
+		largest = max(largest, gap)
+		gaps = append(gaps, nanos(gap))
+	}
+	n := len(o.times)
+	span := o.times[n-1] - o.times[0]
+	res.ITLMean, res.ITLMax = known(float64(span)/float64(n-1)/1e9), known(float64(largest)/1e9)
+	res.Gaps, res.GapWeights = gaps, res.GapWeights[:0]
 }

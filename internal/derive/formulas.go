@@ -97,7 +97,7 @@ func (r *request) collectOutputs(t *Table, steps *Steps) {
 	case steps != nil:
 		r.outputs = FromSteps
 		out.addSteps(steps)
-	case r.c.hasEvents(r.s):
+	case r.c.readsEvents() && r.span.Events().Len() > 0:
 		out.collect(r.span, r.c.eventKind(t), r.c.tokenCount)
 	}
 	if len(out.times) > 0 || out.firstToken != 0 {

@@ -4,6 +4,7 @@
 package derive
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"sync"
@@ -16,17 +17,21 @@ import (
 
 // Table is a set of presets compiled for one-pass reading: every attribute
 // key and event name that any preset reads gets a slot, so a span's
-// attributes and events are each scanned once, whatever the number of
-// presets. Build it once per configuration; it is read-only afterwards and
-// safe for concurrent use.
+// attributes are scanned once, whatever the number of presets, and its
+// events once for the preset that claims it (plus one count by name when a
+// preset's event condition is asked). Build it once per configuration; it
+// is read-only afterwards and safe for concurrent use.
 type Table struct {
 	presets []compiled
 
 	attrSlot map[string]int
+	// attrIndex is attrSlot for the scan (keyIndex says why).
+	attrIndex keyIndex
 	// firstByte filters keys before the map lookup: a span of an unrelated
 	// library (http.*, db.*, ...) costs one byte test per attribute.
 	firstByte [256]bool
 	eventSlot map[string]int
+	cand      candidates
 	numAttrs  int
 	numEvents int
 	opSlot    int
@@ -68,6 +73,9 @@ type spanView struct {
 	name  string
 	kind  ptrace.SpanKind
 	scope *Scope
+	// span and t count the events when an event condition asks.
+	span ptrace.Span
+	t    *Table
 }
 
 type timing struct {
@@ -141,6 +149,8 @@ func NewTable(presets []*preset.Preset, opts Options) *Table {
 		}
 		t.presets = append(t.presets, c)
 	}
+	t.attrIndex = newKeyIndex(t.attrSlot)
+	t.cand = newCandidates(t.presets, t.numAttrs)
 	return t
 }
 
@@ -208,7 +218,26 @@ func (t *Table) events(names []string) []int {
 	return out
 }
 
+// conds compiles a preset's conditions with the event conditions last:
+// each list is an AND or an OR of side-effect-free tests, so the order
+// does not change the outcome, and a span claimed or refused by its name
+// or attributes then never has its events counted.
 func (t *Table) conds(cs []preset.Cond) []compiledCond {
+	out := t.condsInOrder(cs)
+	slices.SortStableFunc(out, func(a, b compiledCond) int {
+		return cmp.Compare(boolInt(a.kind == condEvent), boolInt(b.kind == condEvent))
+	})
+	return out
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (t *Table) condsInOrder(cs []preset.Cond) []compiledCond {
 	var out []compiledCond
 	for _, c := range cs {
 		switch {
@@ -266,6 +295,7 @@ func (c *compiledCond) holds(v *spanView, s *scratch) bool {
 		v := s.vals[c.slot]
 		return v.Type() == pcommon.ValueTypeStr && slices.Contains(c.values, v.Str())
 	default:
+		v.t.countEvents(v.span, s)
 		return s.eventCount[c.slot] > 0
 	}
 }
