@@ -167,56 +167,70 @@ var bareKeys = []string{
 }
 
 // barePass reads every field the processor needs and writes the same number
-// and kinds of attributes with constant values: the irreducible work.
-func barePass(td ptrace.Traces, writes []pcommon.Value, keys []string) {
+// and kinds of attributes with constant values: the irreducible work. The
+// i-th span of td gets writes[i%len(writes)].
+func barePass(td ptrace.Traces, writes [][]pcommon.Value, keys []string) {
 	var sink float64
+	i := 0
 	for _, rs := range td.ResourceSpans().All() {
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, sp := range ss.Spans().All() {
-				a := sp.Attributes()
-				for _, k := range bareKeys {
-					if v, ok := a.Get(k); ok && v.Type() == pcommon.ValueTypeDouble {
-						sink += v.Double()
-					}
-				}
-				sink += float64(sp.EndTimestamp() - sp.StartTimestamp())
-				for _, ev := range sp.Events().All() {
-					if ev.Name() == "gen_ai.content.completion.chunk" {
-						if v, ok := ev.Attributes().Get("gen_ai.usage.output_tokens"); ok {
-							sink += float64(v.Int())
-						}
-						sink += float64(ev.Timestamp())
-					}
-				}
-				if len(writes) == 0 {
-					continue
-				}
-				a.EnsureCapacity(a.Len() + len(writes))
-				for i, w := range writes {
-					switch w.Type() {
-					case pcommon.ValueTypeDouble:
-						a.PutDouble(keys[i], 0.5)
-					case pcommon.ValueTypeInt:
-						a.PutInt(keys[i], 7)
-					case pcommon.ValueTypeBool:
-						a.PutBool(keys[i], true)
-					case pcommon.ValueTypeSlice:
-						// Elements of the kinds the processor writes:
-						// doubles for gaps, ints for weights, strings for
-						// violations.
-						sl := a.PutEmptySlice(keys[i])
-						sl.EnsureCapacity(w.Slice().Len())
-						for _, e := range w.Slice().All() {
-							putConstant(sl.AppendEmpty(), e.Type())
-						}
-					default:
-						a.PutStr(keys[i], "constant")
-					}
-				}
+				sink += bareRead(sp)
+				bareWrite(sp.Attributes(), writes[i%len(writes)], keys)
+				i++
 			}
 		}
 	}
 	_ = sink
+}
+
+// bareRead reads what the processor reads of a span.
+func bareRead(sp ptrace.Span) float64 {
+	var sink float64
+	a := sp.Attributes()
+	for _, k := range bareKeys {
+		if v, ok := a.Get(k); ok && v.Type() == pcommon.ValueTypeDouble {
+			sink += v.Double()
+		}
+	}
+	sink += float64(sp.EndTimestamp() - sp.StartTimestamp())
+	for _, ev := range sp.Events().All() {
+		if ev.Name() == "gen_ai.content.completion.chunk" {
+			if v, ok := ev.Attributes().Get("gen_ai.usage.output_tokens"); ok {
+				sink += float64(v.Int())
+			}
+			sink += float64(ev.Timestamp())
+		}
+	}
+	return sink
+}
+
+// bareWrite writes constants of the kinds of writes under keys.
+func bareWrite(a pcommon.Map, writes []pcommon.Value, keys []string) {
+	if len(writes) == 0 {
+		return
+	}
+	a.EnsureCapacity(a.Len() + len(writes))
+	for i, w := range writes {
+		switch w.Type() {
+		case pcommon.ValueTypeDouble:
+			a.PutDouble(keys[i], 0.5)
+		case pcommon.ValueTypeInt:
+			a.PutInt(keys[i], 7)
+		case pcommon.ValueTypeBool:
+			a.PutBool(keys[i], true)
+		case pcommon.ValueTypeSlice:
+			// Elements of the kinds the processor writes: doubles for
+			// gaps, ints for weights, strings for violations.
+			sl := a.PutEmptySlice(keys[i])
+			sl.EnsureCapacity(w.Slice().Len())
+			for _, e := range w.Slice().All() {
+				putConstant(sl.AppendEmpty(), e.Type())
+			}
+		default:
+			a.PutStr(keys[i], "constant")
+		}
+	}
 }
 
 // putConstant sets v to a constant of type t.
@@ -261,7 +275,7 @@ func BenchmarkProcessor(b *testing.B) {
 			for b.Loop() {
 				dst = ptrace.NewTraces()
 				src.CopyTo(dst)
-				barePass(dst, writes, keys)
+				barePass(dst, [][]pcommon.Value{writes}, keys)
 			}
 			perSpan(b, s.spans)
 		})

@@ -96,7 +96,7 @@ connectors:
 // collector sees in an LLM deployment: 40 vLLM engine spans (attributes
 // only), 30 OpenLLMetry-style client spans of 20 chunk events, 30 semconv
 // client spans without events.
-func loadMix(t *testing.T, bodies int) [][]byte {
+func loadMix(t testing.TB, bodies int) [][]byte {
 	out := make([][]byte, bodies)
 	for b := range out {
 		td := ptrace.NewTraces()
@@ -269,11 +269,11 @@ func runLoad(t *testing.T, bin, name string, bodies [][]byte, rate int, d time.D
 }
 
 // profileDuring fetches a CPU profile of the collector over the middle of
-// a saturation run into the directory LLMSLO_BENCH_PROFILE names, as
+// a saturation run (or of the rate LOAD_PROFILE_RATE names) into the directory LLMSLO_BENCH_PROFILE names, as
 // <pipeline>.prof (read it with go tool pprof). It returns the wait for it.
 func profileDuring(t *testing.T, pprofAddr, name string, rate int, d time.Duration) func() {
 	dir := os.Getenv("LLMSLO_BENCH_PROFILE")
-	if dir == "" || rate != 0 {
+	if dir == "" || rate != envInt("LOAD_PROFILE_RATE", 0) {
 		return func() {}
 	}
 	done := make(chan struct{})

@@ -21,7 +21,7 @@ import (
 
 // spansPerBatch mirrors the shapes of bench_test.go.
 var spansPerBatch = map[string]float64{"vllm_attributes": 1000, "chunks_16": 1000, "chunks_256": 100, "chunks_4096": 10, "non_llm": 1000,
-	"series_1": 1000, "series_100": 1000, "series_10000": 1000, "sglang": 900}
+	"series_1": 1000, "series_100": 1000, "series_10000": 1000, "sglang": 900, "mix": 100}
 
 type stat struct{ nsPerSpan, allocsPerSpan, bytesPerSpan []float64 }
 
@@ -47,6 +47,7 @@ func main() {
 	r.processorSection(&b)
 	r.connectorSection(&b)
 	r.assemblySection(&b)
+	r.pipelineSection(&b)
 	b.WriteString(loadTable(filepath.Join(*dir, "load.txt")))
 	r.reportSection(&b)
 	fmt.Fprintf(&b, "## CPU profiles (16-event spans, in isolation)\n\nProcessor:\n\n```\n%s\n```\n\nConnector:\n\n```\n%s\n```\n\n", r.read("processor.top.txt"), r.read("connector.top.txt"))
@@ -182,6 +183,20 @@ func (r *results) assemblySection(b *strings.Builder) {
 	off, offA, _ := r.get("Assembly/sglang/assembly=false")
 	on, onA, _ := r.get("Assembly/sglang/assembly=true")
 	fmt.Fprintf(b, "\n### Trace assembly\n\nSGLang-shaped traces (a request span, a thread span, two slices and five `decode_loop` steps each; 900 spans a batch), the batch copy included, processor with and without trace assembly:\n\n| | ns/span | allocs/span |\n|---|---|---|\n| without | %.0f | %.2f |\n| with | %.0f | %.2f |\n| added by assembly | **%.0f** | %.2f |\n", off, offA, on, onA, on-off, onA-offA)
+}
+
+// pipelineSection compares, on the load test's span mix decoded from OTLP
+// bytes, what the bare pass, the processor and the pair add to decoding.
+func (r *results) pipelineSection(b *strings.Builder) {
+	d, da, db := r.get("Pipeline/mix/decode")
+	fmt.Fprintf(b, "\n## The load mix in-process: what the pair adds to decoding\n\nThe load test's request bodies (100 spans: 40 vLLM engine spans, 30 client spans of 20 chunk events, 30 semconv client spans) decoded as the OTLP receiver decodes them — the largest part of a pass-through collector's CPU — then the bare pass (the floor: the processor's reads, and its attributes written with constants), the processor, and the processor and connector:\n\n| arm | ns/span | added to decoding | allocs/span | B/span |\n|---|---|---|---|---|\n| decode | %.0f | | %.1f | %.0f |\n", d, da, db)
+	for _, arm := range []string{"decode+bare_pass", "decode+processor", "decode+processor+connector"} {
+		v, va, vb := r.get("Pipeline/mix/" + arm)
+		fmt.Fprintf(b, "| %s | %.0f | **%+.0f%%** | %.1f | %.0f |\n", arm, v, (v/d-1)*100, va, vb)
+	}
+	bare, _, _ := r.get("Pipeline/mix/decode+bare_pass")
+	pair, _, _ := r.get("Pipeline/mix/decode+processor+connector")
+	fmt.Fprintf(b, "\nThe floor is %.0f%% of what the pair adds (%.0f of %.0f ns/span).\n", (bare-d)/(pair-d)*100, bare-d, pair-d)
 }
 
 // loadRun is one line of bench/load_test.go's output.
