@@ -36,8 +36,9 @@ LLMSLO_BENCH_LOAD="$PWD/results/load.txt" LLMSLO_BENCH_PROFILE="$PWD/results" \
 for arm in without_llmslo with_llmslo; do
   go tool pprof -top -nodecount=12 "results/$arm.prof" 2>/dev/null | tail -13 > "results/collector_$arm.top.txt"
 done
+# sed, not head: head would close the pipe early and fail the script under pipefail.
 go tool pprof -top -cum -focus llmslo -nodecount=300 results/with_llmslo.prof 2>/dev/null \
-  | grep -E 'flat%|llmslo' | head -17 > results/collector_llmslo.top.txt
+  | grep -E 'flat%|github.com/llmslo' | sed -n 1,16p > results/collector_llmslo.top.txt
 
 echo ">> llmslo report: throughput and memory from OTLP protobuf (one core)"
 (cd .. && go test ./internal/report -run XXX -bench 'BenchmarkReport|MemoryPerRequest' -benchtime 3x -cpu 1) | tee results/report.txt
