@@ -20,8 +20,8 @@ type scratch struct {
 	// set lists the slots scan filled, each once, so that putScratch clears
 	// only those (clearing every slot's Value cost more than the scan).
 	set []int
-	// eventSeen: per event slot, an event of that name is among the first
-	// scanned events of the span. The scan is lazy (most spans are claimed
+	// eventSeen: per event slot, an event of that name is among the span's
+	// first scanned events. The scan is lazy (most spans are claimed
 	// or refused without an event condition) and resumable (see hasEvent).
 	eventSeen []bool
 	scanned   int
