@@ -54,3 +54,45 @@ func TestCandidates(t *testing.T) {
 		}
 	}
 }
+
+// TestHasEvent: event conditions scan a span's events once, lazily, and
+// only as far as the answer needs. Three presets claim a span by an event
+// each (a, b, c); a span goes to the first whose event it has, and the
+// scan stops at that event: scanned is how many events were read.
+func TestHasEvent(t *testing.T) {
+	var presets []*preset.Preset
+	for _, e := range []string{"a", "b", "c"} {
+		presets = append(presets, &preset.Preset{Name: e, Layer: preset.LayerClient,
+			Match: preset.Match{Any: []preset.Cond{{Event: e}}}})
+	}
+	table := NewTable(presets, Options{})
+	for _, tt := range []struct {
+		events  []string
+		want    string // "" when no preset claims the span
+		scanned int
+	}{
+		{[]string{"a", "a", "a", "b"}, "a", 1},
+		{[]string{"x", "x", "b", "a"}, "a", 4},      // a asked first: the whole scan
+		{[]string{"x", "b", "b", "c"}, "b", 4},      // b seen while looking for a
+		{[]string{"x", "x", "c", "c", "c"}, "c", 5}, // a and b absent: one walk, c seen in it
+		{[]string{"x", "y", "x"}, "", 3},            // none: one walk
+		{[]string{}, "", 0},
+	} {
+		span := newSpan("s", 1, nil)
+		for _, e := range tt.events {
+			span.Events().AppendEmpty().SetName(e)
+		}
+		s := table.getScratch()
+		view := spanView{name: span.Name(), span: span, t: table}
+		got := ""
+		for i := range table.presets {
+			if table.presets[i].matches(&view, s) {
+				got = table.presets[i].p.Name
+				break
+			}
+		}
+		assert.Equal(t, tt.want, got, "%v", tt.events)
+		assert.Equal(t, tt.scanned, s.scanned, "%v", tt.events)
+		table.putScratch(s)
+	}
+}

@@ -19,12 +19,13 @@ type scratch struct {
 	vals []pcommon.Value
 	// set lists the slots scan filled, each once, so that putScratch clears
 	// only those (clearing every slot's Value cost more than the scan).
-	set        []int
-	eventCount []int
-	// counted: eventCount is filled (lazily, by the first event condition
-	// a preset asks: most spans are claimed or refused without one).
-	counted bool
-	out     outputEvents
+	set []int
+	// eventSeen: per event slot, an event of that name is among the span's
+	// first scanned events. The scan is lazy (most spans are claimed
+	// or refused without an event condition) and resumable (see hasEvent).
+	eventSeen []bool
+	scanned   int
+	out       outputEvents
 	// owned: the span carries a key of the processor's namespace.
 	owned bool
 	// cand: the presets an attribute found by the scan may let match.
@@ -34,7 +35,7 @@ type scratch struct {
 func (t *Table) getScratch() *scratch {
 	s, _ := t.pool.Get().(*scratch)
 	if s == nil || len(s.has) != t.numAttrs {
-		s = &scratch{has: make([]bool, t.numAttrs), vals: make([]pcommon.Value, t.numAttrs), set: make([]int, 0, t.numAttrs), eventCount: make([]int, t.numEvents)}
+		s = &scratch{has: make([]bool, t.numAttrs), vals: make([]pcommon.Value, t.numAttrs), set: make([]int, 0, t.numAttrs), eventSeen: make([]bool, t.numEvents)}
 	}
 	return s
 }
@@ -45,9 +46,9 @@ func (t *Table) putScratch(s *scratch) {
 		s.vals[slot] = pcommon.Value{}
 	}
 	s.set = s.set[:0]
-	if s.counted {
-		clear(s.eventCount)
-		s.counted = false
+	if s.scanned > 0 {
+		clear(s.eventSeen)
+		s.scanned = 0
 	}
 	s.out.reset()
 	s.owned, s.cand = false, 0
@@ -73,30 +74,33 @@ func (t *Table) scan(span ptrace.Span, s *scratch) {
 	}
 }
 
-// countEvents counts the span's events by name into s, once per span: only
-// an event condition needs it, and the output events are read again, with
-// their timestamps, for the preset that claims the span.
-func (t *Table) countEvents(span ptrace.Span, s *scratch) {
-	if s.counted {
-		return
+// hasEvent reports whether the span has an event of the given slot. The
+// events are scanned once per span at most, and only as far as the answer
+// needs: a span of chunk events shows one in its first few, so its events
+// are not walked twice (here, then for its output times). A later question
+// resumes where the scan stopped; names already seen answer at once.
+func (t *Table) hasEvent(span ptrace.Span, slot int, s *scratch) bool {
+	if s.eventSeen[slot] {
+		return true
 	}
-	s.counted = true
 	evs := span.Events()
 	// Chunk events come in long runs of one name: look each run up once.
-	last, lastSlot, cached := "", -1, false
-	for i := 0; i < evs.Len(); i++ {
-		name := evs.At(i).Name()
-		if !cached || name != last {
-			slot, ok := t.eventSlot[name]
-			if !ok {
-				slot = -1
-			}
-			last, lastSlot, cached = name, slot, true
+	last, cached := "", false
+	for ; s.scanned < evs.Len(); s.scanned++ {
+		name := evs.At(s.scanned).Name()
+		if cached && name == last {
+			continue
 		}
-		if lastSlot >= 0 {
-			s.eventCount[lastSlot]++
+		last, cached = name, true
+		if k, ok := t.eventSlot[name]; ok {
+			s.eventSeen[k] = true
+			if k == slot {
+				s.scanned++
+				return true
+			}
 		}
 	}
+	return false
 }
 
 // classify returns the preset claiming the span, or nil.

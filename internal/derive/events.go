@@ -31,12 +31,16 @@ type outputEvents struct {
 	// emit chunks in order, so outside and dedupe then look at the ends
 	// only and copy nothing.
 	unsorted, repeated bool
+	// keepCounts: the chunks' token counts are needed (for N or for
+	// token-aware ITL); without it counts stays empty, a store per event
+	// spared. Their reading still decides which events are output.
+	keepCounts bool
 }
 
 func (o *outputEvents) reset() {
 	o.times, o.counts = o.times[:0], o.counts[:0]
 	o.firstToken, o.invalidCount = 0, NoReason
-	o.unsorted, o.repeated = false, false
+	o.unsorted, o.repeated, o.keepCounts = false, false, true
 }
 
 // collect gathers the output events of span. An event whose token count is 0
@@ -44,8 +48,10 @@ func (o *outputEvents) reset() {
 // event with a bad count is kept as output of unknown size. Events come in
 // runs of one name (a stream's chunks): each run is classified once and
 // read by a loop of its own, small enough to keep its state in registers.
-func (o *outputEvents) collect(span ptrace.Span, kindOf func(string) eventKind, tokenKey string) {
+// keepCounts says whether the chunks' token counts are stored.
+func (o *outputEvents) collect(span ptrace.Span, kindOf func(string) eventKind, tokenKey string, keepCounts bool) {
 	o.reset()
+	o.keepCounts = keepCounts
 	evs := span.Events()
 	for i := 0; i < evs.Len(); {
 		name := evs.At(i).Name()
@@ -81,14 +87,22 @@ func (o *outputEvents) chunkRun(evs ptrace.SpanEventSlice, i int, name, tokenKey
 		}
 		ts := uint64(e.Timestamp())
 		if n := len(times); n > 0 && ts <= times[n-1] {
-			o.unsorted = o.unsorted || ts < times[n-1]
-			o.repeated = o.repeated || ts == times[n-1]
+			o.noteDisorder(ts, times[n-1])
 		}
 		times = append(times, ts)
-		counts = append(counts, count)
+		if o.keepCounts {
+			counts = append(counts, count)
+		}
 	}
 	o.times, o.counts = times, counts
 	return i
+}
+
+// noteDisorder records a time at or before the previous one; out of line,
+// as producers emit chunks in order.
+func (o *outputEvents) noteDisorder(ts, last uint64) {
+	o.unsorted = o.unsorted || ts < last
+	o.repeated = o.repeated || ts == last
 }
 
 // firstTokenRun is chunkRun for first-token-only events: the earliest counts.
@@ -151,10 +165,15 @@ func (o *outputEvents) outside(start, end uint64) bool {
 // and drops events that repeat an earlier one's timestamp, reporting whether
 // it dropped any.
 func (o *outputEvents) dedupe() bool {
+	kept := len(o.counts) == len(o.times)
 	switch {
 	case o.unsorted:
-		if !slices.IsSorted(o.times) {
+		switch {
+		case slices.IsSorted(o.times):
+		case kept:
 			sort.Sort(byTime{o})
+		default:
+			slices.Sort(o.times)
 		}
 	case !o.repeated:
 		return false
@@ -164,14 +183,22 @@ func (o *outputEvents) dedupe() bool {
 		if w > 0 && o.times[r] == o.times[w-1] {
 			continue
 		}
-		o.times[w], o.counts[w] = o.times[r], o.counts[r]
+		o.times[w] = o.times[r]
+		if kept {
+			o.counts[w] = o.counts[r]
+		}
 		w++
 	}
 	dropped := w < len(o.times)
-	o.times, o.counts = o.times[:w], o.counts[:w]
+	o.times = o.times[:w]
+	if kept {
+		o.counts = o.counts[:w]
+	}
 	return dropped
 }
 
+// byTime sorts times with their counts (dedupe uses it only when counts
+// are kept).
 type byTime struct{ o *outputEvents }
 
 func (b byTime) Len() int           { return len(b.o.times) }
@@ -265,16 +292,22 @@ func (o *outputEvents) itl(tokenAware bool, res *Result) {
 
 // itlPerChunk is itl with every weight 1: the same values without a
 // division per gap (x/1 is x exactly, and float64 keeps the order of the
-// integer gaps, so the largest gap converts to the largest float).
+// integer gaps, so the largest gap converts to the largest float). The gaps
+// are stored by index into room made once, and converted from int64 (one
+// instruction; every gap lies within the span, far below 2^63), so the
+// loop has neither a growth check nor a bounds check.
 func (o *outputEvents) itlPerChunk(res *Result) {
-	gaps := res.Gaps[:0]
-	var largest uint64
-	for i := 1; i < len(o.times); i++ {
-		gap := o.times[i] - o.times[i-1]
-		largest = max(largest, gap)
-		gaps = append(gaps, nanos(gap))
-	}
 	n := len(o.times)
+	gaps := slices.Grow(res.Gaps[:0], n-1)[:n-1]
+	next := o.times[1:]
+	next = next[:len(gaps)]
+	prev, largest := o.times[0], uint64(0)
+	for i := range gaps {
+		gap := next[i] - prev
+		prev = next[i]
+		largest = max(largest, gap)
+		gaps[i] = float64(int64(gap)) / 1e9
+	}
 	span := o.times[n-1] - o.times[0]
 	res.ITLMean, res.ITLMax = known(float64(span)/float64(n-1)/1e9), known(float64(largest)/1e9)
 	res.Gaps, res.GapWeights = gaps, res.GapWeights[:0]

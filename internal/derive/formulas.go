@@ -98,7 +98,8 @@ func (r *request) collectOutputs(t *Table, steps *Steps) {
 		r.outputs = FromSteps
 		out.addSteps(steps)
 	case r.c.readsEvents() && r.span.Events().Len() > 0:
-		out.collect(r.span, r.c.eventKind(t), r.c.tokenCount)
+		// The counts serve N when the span states none, and token-aware ITL.
+		out.collect(r.span, r.c.eventKind(t), r.c.tokenCount, t.tokenAware || !r.res.HasOutputTokens)
 	}
 	if len(out.times) > 0 || out.firstToken != 0 {
 		switch {

@@ -295,8 +295,7 @@ func (c *compiledCond) holds(v *spanView, s *scratch) bool {
 		v := s.vals[c.slot]
 		return v.Type() == pcommon.ValueTypeStr && slices.Contains(c.values, v.Str())
 	default:
-		v.t.countEvents(v.span, s)
-		return s.eventCount[c.slot] > 0
+		return v.t.hasEvent(v.span, c.slot, s)
 	}
 }
 
