@@ -32,6 +32,8 @@ func addAllCases() []addAllCase {
 		{"weighted and sampled", []float64{0.02, 0.5, 0.02, 1e-4}, []uint64{3, 1, 200, 7}, 10},
 		{"invalid values skipped", []float64{0.1, math.NaN(), -1, math.Inf(1), 0, 5e-324, 0.1, math.Inf(-1), -5e-324}, nil, 2},
 		{"negative zero", []float64{math.Copysign(0, -1), 0.5, math.Copysign(0, -1)}, nil, 1},
+		{"negative zero beside zeros", []float64{0, math.Copysign(0, -1), 0, math.Copysign(0, -1), 0.25, 0}, nil, 1},
+		{"zeros then negative zero", []float64{math.Copysign(0, -1), 0, 0, 1e-300, 0}, nil, 3},
 		{"zero scale adds nothing", []float64{0.1, 0.2}, nil, 0},
 		{"counts that widen the sketch", []float64{1, 1, 2}, []uint64{200, 100, 70000}, 1},
 		{"a wide range", wide, nil, 3},
