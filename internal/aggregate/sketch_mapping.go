@@ -23,6 +23,9 @@ type SketchConfig struct {
 	// L1 cache.
 	cellBase *[1 << sketchCellBits]uint16
 	edge     []float64
+	// edgeMant[j] is edge[j]'s bits less 1.0's: its mantissa (2^52 for
+	// edge[n] = 2), compared as an integer with a value's.
+	edgeMant []uint64
 	// report[j] is the value reported for bucket j of the octave [1, 2).
 	report []float64
 }
@@ -40,6 +43,10 @@ func NewSketchConfig(alpha float64) *SketchConfig {
 		c.edge[j] = math.Exp2(float64(j) / float64(n))
 	}
 	c.edge[n] = 2
+	c.edgeMant = make([]uint64, n+1)
+	for j, x := range c.edge {
+		c.edgeMant[j] = math.Float64bits(x) - math.Float64bits(1)
+	}
 	c.cellBase = new([1 << sketchCellBits]uint16)
 	j := 0
 	for cell := range 1 << sketchCellBits {
@@ -66,20 +73,27 @@ func (c *SketchConfig) Alpha() float64 {
 // New returns an empty sketch.
 func (c *SketchConfig) New() *Sketch { return &Sketch{cfg: c} }
 
-// index is the bucket of v > 0, read from the float's bits: the exponent,
-// then the mantissa's top bits as the cell (values below MinValue, which is
-// far above the subnormals, count as MinValue).
+// index is the bucket of v > 0 (values below MinValue, which is far
+// above the subnormals, count as MinValue).
 func (c *SketchConfig) index(v float64) int32 {
 	if v < c.MinValue {
 		v = c.MinValue // a branch, cheaper than max's NaN and signed-zero rules
 	}
-	b := math.Float64bits(v)
-	exp := int32(b>>52) - 1023 // v = m·2^exp, m in [1, 2)
-	k := c.cellBase[b>>(52-sketchCellBits)&(1<<sketchCellBits-1)]
-	if m := math.Float64frombits(b&(1<<52-1) | 1023<<52); m >= c.edge[k+1] {
+	return sketchIndex(c.cellBase, c.edgeMant, int32(c.SubBuckets), math.Float64bits(v))
+}
+
+// sketchIndex is the bucket of the normal v > 0 whose bits are b, with
+// n buckets per octave: the exponent, then the mantissa's top bits as the
+// cell and one comparison with the boundary inside it (mantissas order as
+// the numbers in [1, 2] do). The tables are arguments, not a struct, so
+// that a loop over many values holds them in registers.
+func sketchIndex(cellBase *[1 << sketchCellBits]uint16, edgeMant []uint64, n int32, b uint64) int32 {
+	mant := b & (1<<52 - 1) // v = (1 + mant/2^52)·2^e
+	k := cellBase[mant>>(52-sketchCellBits)]
+	if mant >= edgeMant[k+1] {
 		k++
 	}
-	return exp*int32(c.SubBuckets) + int32(k)
+	return int32(b>>52)*n + int32(k) - 1023*n
 }
 
 func (c *SketchConfig) value(i int32) float64 {

@@ -1,0 +1,142 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package aggregate
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// AddAll records vs[i] with weight weights[i]·scale (scale each when
+// weights is empty; else len(weights) = len(vs)), as AddN of each would.
+// Without weights (the connector's default) it works in chunks of 64
+// values: one loop maps them to buckets into an array on the stack, a
+// second adds them to the counters at their width. Each loop keeps only
+// its own state in registers and exits to inc for what it cannot do
+// inline; one loop doing both spilled to the stack at every value.
+func (s *Sketch) AddAll(vs []float64, weights []uint64, scale uint64) {
+	if len(weights) != 0 {
+		weights = weights[:len(vs)]
+		for i, v := range vs {
+			s.AddN(v, MulSat(weights[i], scale))
+		}
+		return
+	}
+	if scale == 0 {
+		return
+	}
+	var idx [64]int32
+	for len(vs) > 0 {
+		chunk := vs[:min(len(vs), len(idx))]
+		vs = vs[len(chunk):]
+		s.incAll(idx[:s.indexChunk(chunk, &idx, scale)], scale)
+	}
+}
+
+// indexChunk adds vs's valid values (len(vs) ≤ 64), scale each, to the
+// totals, writes the buckets of the positive ones to idx, and returns how
+// many it wrote.
+func (s *Sketch) indexChunk(vs []float64, idx *[64]int32, scale uint64) int {
+	c := s.cfg
+	cellBase, edgeMant, sub, minBits := c.cellBase, c.edgeMant, int32(c.SubBuckets), math.Float64bits(c.MinValue)
+	var n int
+	var zeros uint64
+	for _, v := range vs {
+		b := math.Float64bits(v)
+		if b-1 >= maxFinite { // 0 and -0 wrap, and values AddN skips
+			if valid(v) {
+				zeros++
+			}
+			continue
+		}
+		// Bits of positive values order as the values: this is index's
+		// clamp to MinValue.
+		idx[n&63] = sketchIndex(cellBase, edgeMant, sub, max(b, minBits))
+		n++
+	}
+	// Totals wrap as AddN's do, so k additions of scale are k·scale.
+	s.total += (uint64(n) + zeros) * scale
+	s.zeros += zeros * scale
+	return n
+}
+
+// incAll adds n to the buckets idx, in runs at the counters' width that
+// end at a count inc must make: one out of the range or past the width.
+func (s *Sketch) incAll(idx []int32, n uint64) {
+	for len(idx) > 0 {
+		var p int
+		switch s.width {
+		case 1:
+			p = incRun1(s.counts, s.offset, idx, n)
+		case 2:
+			p = incRun2(s.counts, s.offset, idx, n)
+		case 4:
+			p = incRun4(s.counts, s.offset, idx, n)
+		}
+		if p == len(idx) {
+			return
+		}
+		s.inc(idx[p], n)
+		idx = idx[p+1:]
+	}
+}
+
+// incRun1 adds n to one-byte counters c (bucket offset first) at idx, up
+// to the first it cannot, and returns that one's position in idx.
+func incRun1(c []byte, offset int32, idx []int32, n uint64) int {
+	if n > math.MaxUint8 {
+		return 0
+	}
+	limit, n8 := math.MaxUint8-uint8(n), uint8(n)
+	for p, k := range idx {
+		j := uint(k - offset)
+		if j >= uint(len(c)) || c[j] > limit {
+			return p
+		}
+		c[j] += n8
+	}
+	return len(idx)
+}
+
+// incRun2 is incRun1 for two-byte counters.
+func incRun2(c []byte, offset int32, idx []int32, n uint64) int {
+	if n > math.MaxUint16 {
+		return 0
+	}
+	limit, n16 := math.MaxUint16-uint16(n), uint16(n)
+	for p, k := range idx {
+		j := uint(k - offset)
+		if j >= uint(len(c))/2 {
+			return p
+		}
+		x := (*[2]byte)(c[2*j:])
+		if v := binary.LittleEndian.Uint16(x[:]); v <= limit {
+			binary.LittleEndian.PutUint16(x[:], v+n16)
+			continue
+		}
+		return p
+	}
+	return len(idx)
+}
+
+// incRun4 is incRun1 for four-byte counters.
+func incRun4(c []byte, offset int32, idx []int32, n uint64) int {
+	if n > math.MaxUint32 {
+		return 0
+	}
+	limit, n32 := math.MaxUint32-uint32(n), uint32(n)
+	for p, k := range idx {
+		j := uint(k - offset)
+		if j >= uint(len(c))/4 {
+			return p
+		}
+		x := (*[4]byte)(c[4*j:])
+		if v := binary.LittleEndian.Uint32(x[:]); v <= limit {
+			binary.LittleEndian.PutUint32(x[:], v+n32)
+			continue
+		}
+		return p
+	}
+	return len(idx)
+}
