@@ -38,27 +38,45 @@ func (s *Sketch) AddAll(vs []float64, weights []uint64, scale uint64) {
 // totals, writes the buckets of the positive ones to idx, and returns how
 // many it wrote.
 func (s *Sketch) indexChunk(vs []float64, idx *[64]int32, scale uint64) int {
-	c := s.cfg
-	cellBase, edgeMant, sub, minBits := c.cellBase, c.edgeMant, int32(c.SubBuckets), math.Float64bits(c.MinValue)
 	var n int
 	var zeros uint64
-	for _, v := range vs {
-		b := math.Float64bits(v)
-		if b-1 >= maxFinite { // 0 and -0 wrap, and values AddN skips
-			if valid(v) {
-				zeros++
-			}
-			continue
+	for len(vs) > 0 {
+		r := s.cfg.indexRun(vs, idx[n:])
+		n += r
+		if r == len(vs) {
+			break
 		}
-		// Bits of positive values order as the values: this is index's
-		// clamp to MinValue.
-		idx[n&63] = sketchIndex(cellBase, edgeMant, sub, max(b, minBits))
-		n++
+		switch v := vs[r]; {
+		case positive(v): // below MinValue
+			idx[n] = s.cfg.index(v)
+			n++
+		case valid(v): // 0 or -0; AddN skips the others
+			zeros++
+		}
+		vs = vs[r+1:]
 	}
 	// Totals wrap as AddN's do, so k additions of scale are k·scale.
 	s.total += (uint64(n) + zeros) * scale
 	s.zeros += zeros * scale
 	return n
+}
+
+// indexRun writes to out (len(out) ≥ len(vs)) the buckets of vs's
+// leading run of finite values from MinValue up and returns its length.
+// Ending the run at any other value, rather than clamping or counting it
+// here, keeps the loop's state within the registers.
+func (c *SketchConfig) indexRun(vs []float64, out []int32) int {
+	cellBase, edgeMant, sub := c.cellBase, c.edgeMant, int32(c.SubBuckets)
+	minBits := math.Float64bits(c.MinValue) // positive values order as their bits
+	out = out[:len(vs)]
+	for i, v := range vs {
+		b := math.Float64bits(v)
+		if b-minBits > maxFinite-minBits {
+			return i
+		}
+		out[i] = sketchIndex(cellBase, edgeMant, sub, b)
+	}
+	return len(vs)
 }
 
 // incAll adds n to the buckets idx, in runs at the counters' width that

@@ -89,11 +89,11 @@ func (c *SketchConfig) index(v float64) int32 {
 // that a loop over many values holds them in registers.
 func sketchIndex(cellBase *[1 << sketchCellBits]uint16, edgeMant []uint64, n int32, b uint64) int32 {
 	mant := b & (1<<52 - 1) // v = (1 + mant/2^52)·2^e
-	k := cellBase[mant>>(52-sketchCellBits)]
+	k := uint32(cellBase[mant>>(52-sketchCellBits)])
 	if mant >= edgeMant[k+1] {
 		k++
 	}
-	return int32(b>>52)*n + int32(k) - 1023*n
+	return (int32(b>>52)-1023)*n + int32(k)
 }
 
 func (c *SketchConfig) value(i int32) float64 {
