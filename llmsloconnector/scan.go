@@ -4,6 +4,7 @@
 package llmsloconnector
 
 import (
+	"math"
 	"slices"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -255,11 +256,14 @@ func appendGaps(dst []float64, gaps pcommon.Slice) ([]float64, int) {
 	dst = slices.Grow(dst, n)
 	out := dst[len(dst) : len(dst)+n]
 	kept := 0
+	// gapValue's test on the bits: positive doubles order as their bits,
+	// so d in (0, MaxSeconds] is one unsigned comparison (0 wraps round,
+	// negatives and NaNs are above); then ±0 is kept if it is a double.
+	maxBits := math.Float64bits(derive.MaxSeconds)
 	for i := range out {
 		g := gaps.At(i)
 		d := g.Double()
-		// The test gapValue makes, with its common outcome first.
-		if !(d > 0 && d <= derive.MaxSeconds) && (d != 0 || g.Type() != pcommon.ValueTypeDouble) {
+		if b := math.Float64bits(d); b-1 >= maxBits && (b<<1 != 0 || g.Type() != pcommon.ValueTypeDouble) {
 			continue
 		}
 		out[kept] = d
