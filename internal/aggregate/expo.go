@@ -145,10 +145,10 @@ func (e *Exponential) AddAll(vs []float64, weights []uint64, scale uint64) {
 }
 
 // addStats adds vs's valid values, scale > 0 each, to the count, zero
-// count, sum, min and max, in runs of +0 and positive finite values.
-// Those order as their bits do, so min and max are integer
-// compare-and-moves; a value outside them (-0, or one to skip) ends a run
-// and goes through addStat.
+// count, sum, min and max, in runs of positive finite values. Those order
+// as their bits do, so min and max are integer compare-and-moves; any
+// other value (a zero, or one to skip) ends a run and goes through
+// addStat.
 func (e *Exponential) addStats(vs []float64, scale uint64) {
 	for len(vs) > 0 {
 		i := e.statsRun(vs, scale)
@@ -162,12 +162,12 @@ func (e *Exponential) addStats(vs []float64, scale uint64) {
 	}
 }
 
-// statsRun adds vs's leading run of +0 and positive finite values and
-// returns its length.
+// statsRun adds vs's leading run of positive finite values and returns
+// its length.
 func (e *Exponential) statsRun(vs []float64, scale uint64) int {
 	// A -0 min or max is held as +0 (its bits without the sign): nothing
-	// in a run is below it, and a +0 does not replace it, so it survives
-	// unless a run value is strictly above (max) it.
+	// in a run is below it, so it survives unless a run value is above
+	// it (max).
 	const sign = 1 << 63
 	lo, hi := uint64(math.MaxUint64), uint64(0)
 	if e.count != 0 {
@@ -175,16 +175,12 @@ func (e *Exponential) statsRun(vs []float64, scale uint64) int {
 	}
 	lo0, hi0 := lo, hi
 	sum, fscale := e.sum, float64(scale)
-	var zeros uint64
 	run := len(vs)
 	for i, v := range vs {
 		b := math.Float64bits(v)
-		if b >= 0x7ff0_0000_0000_0000 {
+		if b-1 >= maxFinite { // 0 and -0 wrap round
 			run = i
 			break
-		}
-		if b == 0 {
-			zeros++
 		}
 		lo, hi = min(lo, b), max(hi, b)
 		sum += v * fscale
@@ -200,7 +196,6 @@ func (e *Exponential) statsRun(vs []float64, scale uint64) int {
 	}
 	// Counts wrap as add's do, so k additions of scale are k·scale.
 	e.count += uint64(run) * scale
-	e.zero += zeros * scale
 	e.sum = sum
 	return run
 }
