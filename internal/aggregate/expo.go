@@ -48,9 +48,10 @@ var (
 	// beside the sketch's tables.
 	cellBase [1 << cellBits]uint8
 	edge8    [subBuckets + 1]float64
-	// edgeMant8[j] is edge8[j]'s bits less 1.0's: its mantissa, or 2^52
-	// for edge8[256] = 2.
-	edgeMant8 [subBuckets + 1]uint64
+	// edgeFrac8[j] is edge8[j]'s fraction (its mantissa shifted to the
+	// top of the word), or the largest uint64 for edge8[256] = 2: no
+	// number in [1, 2) reaches it.
+	edgeFrac8 [subBuckets + 1]uint64
 )
 
 func init() {
@@ -58,9 +59,10 @@ func init() {
 		edge8[j] = math.Exp2(float64(j) / subBuckets)
 	}
 	edge8[subBuckets] = 2
-	for j, x := range edge8 {
-		edgeMant8[j] = math.Float64bits(x) - math.Float64bits(1)
+	for j, x := range edge8[:subBuckets] {
+		edgeFrac8[j] = math.Float64bits(x) << 12
 	}
+	edgeFrac8[subBuckets] = math.MaxUint64
 	j := 1
 	for c := range 1 << cellBits {
 		lo := 1 + float64(c)/(1<<cellBits)
@@ -87,13 +89,14 @@ func index8Common(v float64) (i int32, ok bool) {
 }
 
 // index8Bits is index8 of a normal v > 0 that is not a power of two, from
-// its bits b: the exponent, then the mantissa's top bits as the cell. The
-// mantissa is compared with the boundary's as integers, which order as
-// the numbers in [1, 2] do, without a move to a float register.
+// its bits b: the exponent, then the fraction's top bits as the cell. The
+// fraction is compared with the boundary's as integers, which order as the
+// numbers in [1, 2] do, without a move to a float register; kept at the
+// top of the word, it needs no 64-bit mask constant.
 func index8Bits(b uint64) int32 {
-	mant := b & (1<<52 - 1) // v = (1 + mant/2^52)·2^e
-	k := uint32(cellBase[mant>>(52-cellBits)])
-	if mant > edgeMant8[k+1] {
+	frac := b << 12 // v = (1 + frac/2^64)·2^e
+	k := uint32(cellBase[frac>>(64-cellBits)])
+	if frac > edgeFrac8[k+1] {
 		k++
 	}
 	return int32(b>>52)*subBuckets + int32(k) - 1023*subBuckets
@@ -225,10 +228,10 @@ func (e *Exponential) bucketRun(vs []float64, scale uint64) int {
 	// plain shift, without the checks a variable shift count needs.
 	counts, offset, shift := e.counts, e.offset, uint(MaxExportScale-e.scale)
 	for i, v := range vs {
-		// Two tests find the uncommon values: below the normals (0,
-		// subnormals), above the finite ones (negatives, infinities,
-		// NaN), or a power of two (a zero mantissa).
-		if b := math.Float64bits(v); b-minNormal < maxFinite+1-minNormal && b<<12 != 0 {
+		// Two tests, with small constants, find the uncommon values: an
+		// exponent field out of 1..2046 (0, subnormals, negatives,
+		// infinities, NaN) or a zero fraction (a power of two).
+		if b := math.Float64bits(v); uint32(b>>52)-1 < 2046 && b<<12 != 0 {
 			j := uint(index8Bits(b)>>(shift&31) - offset)
 			if j < uint(len(counts)) {
 				counts[j] += scale
@@ -242,11 +245,8 @@ func (e *Exponential) bucketRun(vs []float64, scale uint64) int {
 	return len(vs)
 }
 
-// The bits of the smallest normal double and of the largest finite one.
-const (
-	minNormal = 1 << 52
-	maxFinite = 0x7fef_ffff_ffff_ffff
-)
+// maxFinite is the bits of the largest finite double.
+const maxFinite = 0x7fef_ffff_ffff_ffff
 
 // positive is valid(v) && v != 0, in one comparison: subtracting one
 // wraps +0 to the largest value and leaves -0 above the limit too.

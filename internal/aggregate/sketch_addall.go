@@ -65,7 +65,7 @@ func (s *Sketch) indexChunk(vs []float64, idx *[64]int32, scale uint64) int {
 // Ending the run at any other value, rather than clamping or counting it
 // here, keeps the loop's state within the registers.
 func (c *SketchConfig) indexRun(vs []float64, out []int32) int {
-	cellBase, edgeMant, sub := c.cellBase, c.edgeMant, int32(c.SubBuckets)
+	cellBase, edgeFrac, sub := c.cellBase, c.edgeFrac, int32(c.SubBuckets)
 	minBits := math.Float64bits(c.MinValue) // positive values order as their bits
 	out = out[:len(vs)]
 	for i, v := range vs {
@@ -73,7 +73,7 @@ func (c *SketchConfig) indexRun(vs []float64, out []int32) int {
 		if b-minBits > maxFinite-minBits {
 			return i
 		}
-		out[i] = sketchIndex(cellBase, edgeMant, sub, b)
+		out[i] = sketchIndex(cellBase, edgeFrac, sub, b)
 	}
 	return len(vs)
 }
