@@ -210,7 +210,10 @@ func (e *Exponential) statsRun(vs []float64, scale uint64) int {
 // keeps its state in registers.
 func (e *Exponential) addBuckets(vs []float64, scale uint64) {
 	for len(vs) > 0 {
-		i := e.bucketRun(vs, scale)
+		// The shift is at most 19 (at scale -11 every double falls in two
+		// buckets, so the scale never goes lower): masked, it compiles to
+		// a plain shift, without the checks a variable shift count needs.
+		i := e.bucketRun(scale, uint(MaxExportScale-e.scale)&31, vs)
 		if i == len(vs) {
 			return
 		}
@@ -219,14 +222,13 @@ func (e *Exponential) addBuckets(vs []float64, scale uint64) {
 	}
 }
 
-// bucketRun adds vs's positive values to their buckets up to the first
-// that bucketRun cannot place, and returns that one's index (len(vs) if
-// none).
-func (e *Exponential) bucketRun(vs []float64, scale uint64) int {
-	// The shift is at most 19 (at scale -11 every double falls in two
-	// buckets, so the scale never goes lower): masked, it compiles to a
-	// plain shift, without the checks a variable shift count needs.
-	counts, offset, shift := e.counts, e.offset, uint(MaxExportScale-e.scale)
+// bucketRun adds vs's positive values to their buckets (at the scale
+// shift below the finest) up to the first that bucketRun cannot place, and
+// returns that one's index (len(vs) if none). The shift comes third so
+// that it arrives in CX, the register a variable shift needs on amd64:
+// passed after vs, the loop bound held CX and was swapped at every value.
+func (e *Exponential) bucketRun(scale uint64, shift uint, vs []float64) int {
+	counts, offset := e.counts, e.offset
 	for i, v := range vs {
 		// Two tests, with small constants, find the uncommon values: an
 		// exponent field out of 1..2046 (0, subnormals, negatives,
