@@ -130,3 +130,22 @@ func TestExponentialScaleFloor(t *testing.T) {
 	assert.Equal(t, int32(-11), h.Scale())
 	assert.Equal(t, uint64(3), h.Count())
 }
+
+// BenchmarkAddGapsWeighted: BenchmarkAddGaps with token-aware weights
+// (1 to 4 tokens a chunk), the path that goes value by value.
+func BenchmarkAddGapsWeighted(b *testing.B) {
+	gaps, weights := make([]float64, 256), make([]uint64, 256)
+	for i := range gaps {
+		gaps[i] = 0.007 + 0.0001*float64(i%5) + 0.00001*float64(i%37)
+		weights[i] = uint64(1 + i%4)
+	}
+	cfg := NewSketchConfig(0.0039)
+	h, w := NewExponential(160), NewWindow(cfg, time.Minute, 6)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b.ResetTimer()
+	for b.Loop() {
+		h.AddAll(gaps, weights, 1)
+		w.AddAll(now, gaps, weights, 1)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(gaps)), "ns/gap")
+}

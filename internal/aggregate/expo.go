@@ -135,8 +135,8 @@ func (e *Exponential) AddN(v float64, n uint64) {
 func (e *Exponential) AddAll(vs []float64, weights []uint64, scale uint64) {
 	if len(weights) != 0 {
 		weights = weights[:len(vs)]
-		for i, v := range vs {
-			e.AddN(v, MulSat(weights[i], scale))
+		for next := 0; next < len(vs); {
+			next = e.weightedRun(vs, weights, scale, next)
 		}
 		return
 	}
@@ -249,6 +249,54 @@ func (e *Exponential) bucketRun(scale uint64, shift uint, vs []float64) int {
 
 // maxFinite is the bits of the largest finite double.
 const maxFinite = 0x7fef_ffff_ffff_ffff
+
+// weightedRun adds vs[from:], vs[i] with weight weights[i]·scale, with
+// the histogram's state in locals, until a value falls outside the bucket
+// range: that one goes through AddN (which may grow or downscale), and
+// weightedRun returns the index after it. Token weights are opt-in and
+// change from gap to gap, so they keep this one fused loop.
+func (e *Exponential) weightedRun(vs []float64, weights []uint64, scale uint64, from int) int {
+	count, zero, sum, lo, hi := e.count, e.zero, e.sum, e.min, e.max
+	// The shift is at most 19 (at scale -11 every double falls in two
+	// buckets, so the scale never goes lower): masked, it compiles to a
+	// plain shift, without the checks a variable shift count needs.
+	counts, offset, shift := e.counts, e.offset, uint(MaxExportScale-e.scale)&31
+	next := len(vs)
+	for i := from; i < len(vs); i++ {
+		v, n := vs[i], MulSat(weights[i], scale)
+		if !valid(v) || n == 0 {
+			continue
+		}
+		if v != 0 {
+			i8, ok := index8Common(v)
+			if !ok {
+				i8 = index8Edge(v)
+			}
+			j := uint(i8>>shift - offset)
+			if j >= uint(len(counts)) {
+				next = i
+				break
+			}
+			counts[j] += n
+		} else {
+			zero += n
+		}
+		if count == 0 || v < lo {
+			lo = v
+		}
+		if count == 0 || v > hi {
+			hi = v
+		}
+		count += n
+		sum += v * float64(n)
+	}
+	e.count, e.zero, e.sum, e.min, e.max = count, zero, sum, lo, hi
+	if next == len(vs) {
+		return next
+	}
+	e.AddN(vs[next], MulSat(weights[next], scale))
+	return next + 1
+}
 
 // positive is valid(v) && v != 0, in one comparison: subtracting one
 // wraps +0 to the largest value and leaves -0 above the limit too.

@@ -4,6 +4,7 @@
 package aggregate
 
 import (
+	"encoding/binary"
 	"math"
 )
 
@@ -16,10 +17,7 @@ import (
 // inline; one loop doing both spilled to the stack at every value.
 func (s *Sketch) AddAll(vs []float64, weights []uint64, scale uint64) {
 	if len(weights) != 0 {
-		weights = weights[:len(vs)]
-		for i, v := range vs {
-			s.AddN(v, MulSat(weights[i], scale))
-		}
+		s.addWeighted(vs, weights[:len(vs)], scale)
 		return
 	}
 	if scale == 0 {
@@ -158,4 +156,51 @@ func incRun4(c []byte, offset int32, idx []int32, n uint64) int {
 		c[i], c[i+1], c[i+2], c[i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
 	}
 	return len(idx)
+}
+
+// addWeighted records vs[i] with weight weights[i]·scale (len(weights) =
+// len(vs)) in one loop with the totals in registers and the common
+// counter update inline. Token weights are opt-in and change from gap to
+// gap, so they keep this fused loop rather than the chunked one.
+func (s *Sketch) addWeighted(vs []float64, weights []uint64, scale uint64) {
+	var total, zeros uint64
+	for i, v := range vs {
+		n := MulSat(weights[i], scale)
+		if !valid(v) || n == 0 {
+			continue
+		}
+		total += n
+		if v == 0 {
+			zeros += n
+			continue
+		}
+		k := s.cfg.index(v)
+		j, c := uint(k-s.offset), s.counts
+		switch s.width { // inc's common case, inline
+		case 1:
+			if j < uint(len(c)) && n <= math.MaxUint8-uint64(c[j]) {
+				c[j] += uint8(n)
+				continue
+			}
+		case 2:
+			if j < uint(len(c))/2 {
+				p := (*[2]byte)(c[2*j:])
+				if x := binary.LittleEndian.Uint16(p[:]); n <= math.MaxUint16-uint64(x) {
+					binary.LittleEndian.PutUint16(p[:], x+uint16(n))
+					continue
+				}
+			}
+		case 4:
+			if j < uint(len(c))/4 {
+				p := (*[4]byte)(c[4*j:])
+				if x := binary.LittleEndian.Uint32(p[:]); n <= math.MaxUint32-uint64(x) {
+					binary.LittleEndian.PutUint32(p[:], x+uint32(n))
+					continue
+				}
+			}
+		}
+		s.inc(k, n)
+	}
+	s.total += total
+	s.zeros += zeros
 }
