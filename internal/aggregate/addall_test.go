@@ -37,6 +37,7 @@ func addAllCases() []addAllCase {
 		{"zero scale adds nothing", []float64{0.1, 0.2}, nil, 0},
 		{"counts that widen the sketch", []float64{1, 1, 2}, []uint64{200, 100, 70000}, 1},
 		{"a wide range", wide, nil, 3},
+		{"a scale wider than a byte, then two", []float64{0.1, 0.2, 0.1, 0.1}, nil, 70000},
 	}
 }
 
