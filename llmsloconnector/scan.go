@@ -4,6 +4,9 @@
 package llmsloconnector
 
 import (
+	"math"
+	"slices"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/llmslo/llmslo/internal/contract"
@@ -221,14 +224,18 @@ func readGaps(f *spanFields, o *observation) {
 		return
 	}
 	gaps := f.gaps.Slice()
-	var weights pcommon.Slice
-	if f.hasWeights {
-		if f.weights.Type() != pcommon.ValueTypeSlice || f.weights.Slice().Len() != gaps.Len() || !weightsValid(f.weights.Slice()) {
-			o.rejected++
-			return
-		}
-		weights = f.weights.Slice()
+	if !f.hasWeights {
+		var rejected int
+		o.gaps, rejected = appendGaps(o.gaps, gaps)
+		o.rejected += rejected
+		o.weights = o.weights[:0]
+		return
 	}
+	if f.weights.Type() != pcommon.ValueTypeSlice || f.weights.Slice().Len() != gaps.Len() || !weightsValid(f.weights.Slice()) {
+		o.rejected++
+		return
+	}
+	weights := f.weights.Slice()
 	for i, g := range gaps.All() {
 		d, ok := gapValue(g)
 		if !ok {
@@ -236,13 +243,33 @@ func readGaps(f *spanFields, o *observation) {
 			continue
 		}
 		o.gaps = append(o.gaps, d)
-		if f.hasWeights {
-			o.weights = append(o.weights, uint64(weights.At(i).Int()))
+		o.weights = append(o.weights, uint64(weights.At(i).Int()))
+	}
+}
+
+// appendGaps appends gaps' valid values (gapValue) to dst and returns it
+// with the number rejected: one loop over the pdata slice into memory
+// grown once, with the per-value test inline, not a call and an append
+// per gap.
+func appendGaps(dst []float64, gaps pcommon.Slice) ([]float64, int) {
+	n := gaps.Len()
+	dst = slices.Grow(dst, n)
+	out := dst[len(dst) : len(dst)+n]
+	kept := 0
+	// gapValue's test on the bits: positive doubles order as their bits,
+	// so d in (0, MaxSeconds] is one unsigned comparison (0 wraps round,
+	// negatives and NaNs are above); then ±0 is kept if it is a double.
+	maxBits := math.Float64bits(derive.MaxSeconds)
+	for i := range out {
+		g := gaps.At(i)
+		d := g.Double()
+		if b := math.Float64bits(d); b-1 >= maxBits && (b<<1 != 0 || g.Type() != pcommon.ValueTypeDouble) {
+			continue
 		}
+		out[kept] = d
+		kept++
 	}
-	if !f.hasWeights {
-		o.weights = o.weights[:0]
-	}
+	return dst[:len(dst)+kept], n - kept
 }
 
 // gapValue is g when it is a double in [0, derive.MaxSeconds]. Double()

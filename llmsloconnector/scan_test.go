@@ -33,21 +33,25 @@ func TestReadGaps(t *testing.T) {
 		func(v pcommon.Value) { v.SetDouble(derive.MaxSeconds * 1.01) },
 		func(v pcommon.Value) { v.SetDouble(math.Inf(1)) },
 		func(v pcommon.Value) { v.SetBool(true) },
+		func(v pcommon.Value) { v.SetDouble(math.Copysign(0, -1)) },
+		func(v pcommon.Value) { v.SetDouble(math.SmallestNonzeroFloat64) },
+		func(v pcommon.Value) { v.SetDouble(math.Inf(-1)) },
 	} {
 		put(gaps.Slice().AppendEmpty())
 		weights.Slice().AppendEmpty().SetInt(int64(gaps.Slice().Len()))
 	}
 	var o observation
 	readGaps(&spanFields{gaps: gaps, hasGaps: true}, &o)
-	assert.Equal(t, []float64{0.02, 0, derive.MaxSeconds}, o.gaps)
+	assert.Equal(t, []float64{0.02, 0, derive.MaxSeconds, 0, math.SmallestNonzeroFloat64}, o.gaps)
+	assert.Equal(t, uint64(1<<63), math.Float64bits(o.gaps[3]), "-0 is kept as it is")
 	assert.Empty(t, o.weights)
-	assert.Equal(t, 8, o.rejected)
+	assert.Equal(t, 9, o.rejected)
 
 	o = observation{}
 	readGaps(&spanFields{gaps: gaps, hasGaps: true, weights: weights, hasWeights: true}, &o)
-	assert.Equal(t, []float64{0.02, 0, derive.MaxSeconds}, o.gaps)
-	assert.Equal(t, []uint64{1, 2, 8}, o.weights)
-	assert.Equal(t, 8, o.rejected)
+	assert.Equal(t, []float64{0.02, 0, derive.MaxSeconds, 0, math.SmallestNonzeroFloat64}, o.gaps)
+	assert.Equal(t, []uint64{1, 2, 8, 12, 13}, o.weights)
+	assert.Equal(t, 9, o.rejected)
 }
 
 // TestNumber: doubles and ints, zeros included, read as numbers; every

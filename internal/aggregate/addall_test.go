@@ -32,9 +32,12 @@ func addAllCases() []addAllCase {
 		{"weighted and sampled", []float64{0.02, 0.5, 0.02, 1e-4}, []uint64{3, 1, 200, 7}, 10},
 		{"invalid values skipped", []float64{0.1, math.NaN(), -1, math.Inf(1), 0, 5e-324, 0.1, math.Inf(-1), -5e-324}, nil, 2},
 		{"negative zero", []float64{math.Copysign(0, -1), 0.5, math.Copysign(0, -1)}, nil, 1},
+		{"negative zero beside zeros", []float64{0, math.Copysign(0, -1), 0, math.Copysign(0, -1), 0.25, 0}, nil, 1},
+		{"zeros then negative zero", []float64{math.Copysign(0, -1), 0, 0, 1e-300, 0}, nil, 3},
 		{"zero scale adds nothing", []float64{0.1, 0.2}, nil, 0},
 		{"counts that widen the sketch", []float64{1, 1, 2}, []uint64{200, 100, 70000}, 1},
 		{"a wide range", wide, nil, 3},
+		{"a scale wider than a byte, then two", []float64{0.1, 0.2, 0.1, 0.1}, nil, 70000},
 	}
 }
 
@@ -127,4 +130,23 @@ func TestExponentialScaleFloor(t *testing.T) {
 	h.AddAll([]float64{math.SmallestNonzeroFloat64, math.MaxFloat64, 1}, nil, 1)
 	assert.Equal(t, int32(-11), h.Scale())
 	assert.Equal(t, uint64(3), h.Count())
+}
+
+// BenchmarkAddGapsWeighted: BenchmarkAddGaps with token-aware weights
+// (1 to 4 tokens a chunk), the path that goes value by value.
+func BenchmarkAddGapsWeighted(b *testing.B) {
+	gaps, weights := make([]float64, 256), make([]uint64, 256)
+	for i := range gaps {
+		gaps[i] = 0.007 + 0.0001*float64(i%5) + 0.00001*float64(i%37)
+		weights[i] = uint64(1 + i%4)
+	}
+	cfg := NewSketchConfig(0.0039)
+	h, w := NewExponential(160), NewWindow(cfg, time.Minute, 6)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b.ResetTimer()
+	for b.Loop() {
+		h.AddAll(gaps, weights, 1)
+		w.AddAll(now, gaps, weights, 1)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(gaps)), "ns/gap")
 }

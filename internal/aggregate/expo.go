@@ -48,6 +48,10 @@ var (
 	// beside the sketch's tables.
 	cellBase [1 << cellBits]uint8
 	edge8    [subBuckets + 1]float64
+	// edgeFrac8[j] is edge8[j]'s fraction (its mantissa shifted to the
+	// top of the word), or the largest uint64 for edge8[256] = 2: no
+	// number in [1, 2) reaches it.
+	edgeFrac8 [subBuckets + 1]uint64
 )
 
 func init() {
@@ -55,6 +59,10 @@ func init() {
 		edge8[j] = math.Exp2(float64(j) / subBuckets)
 	}
 	edge8[subBuckets] = 2
+	for j, x := range edge8[:subBuckets] {
+		edgeFrac8[j] = math.Float64bits(x) << 12
+	}
+	edgeFrac8[subBuckets] = math.MaxUint64
 	j := 1
 	for c := range 1 << cellBits {
 		lo := 1 + float64(c)/(1<<cellBits)
@@ -74,17 +82,24 @@ func index8(v float64) int32 {
 }
 
 // index8Common is index8 of a normal v > 0 that is not a power of two (ok
-// false otherwise), read from the float's bits: the exponent, then the
-// mantissa's top bits as the cell. It is small enough to inline into the
-// per-gap loop.
+// false otherwise). It is small enough to inline into the per-gap loop.
 func index8Common(v float64) (i int32, ok bool) {
 	b := math.Float64bits(v)
-	e, mant := int32(b>>52)-1023, b&(1<<52-1) // v = m·2^e, m in [1, 2)
-	k := int32(cellBase[mant>>(52-cellBits)])
-	if m := math.Float64frombits(mant | 1023<<52); m > edge8[k+1] {
+	return index8Bits(b), b>>52 != 0 && b&(1<<52-1) != 0
+}
+
+// index8Bits is index8 of a normal v > 0 that is not a power of two, from
+// its bits b: the exponent, then the fraction's top bits as the cell. The
+// fraction is compared with the boundary's as integers, which order as the
+// numbers in [1, 2] do, without a move to a float register; kept at the
+// top of the word, it needs no 64-bit mask constant.
+func index8Bits(b uint64) int32 {
+	frac := b << 12 // v = (1 + frac/2^64)·2^e
+	k := uint32(cellBase[frac>>(64-cellBits)])
+	if frac > edgeFrac8[k+1] {
 		k++
 	}
-	return e*subBuckets + k, e != -1023 && mant != 0
+	return int32(b>>52)*subBuckets + int32(k) - 1023*subBuckets
 }
 
 // index8Edge is index8 of the rare values: powers of two and subnormals.
@@ -112,21 +127,135 @@ func (e *Exponential) AddN(v float64, n uint64) {
 // AddAll adds every value of vs, vs[i] with weight weights[i]·scale
 // (scale each when weights is empty; else len(weights) = len(vs)). It is
 // AddN of each value in order, the float sum added in the same order so
-// that it is the same to the bit, in one call: a span's gaps cost a loop
-// over registers, not a call and a round trip through memory per gap.
+// that it is the same to the bit. Without weights (the connector's
+// default) a span's gaps cost two loops over registers, not a call per
+// gap: the count, sum, min and max do not depend on the buckets, nor the
+// buckets on them, so each loop keeps only its own state in registers
+// (one fused loop spilled half of it to the stack at every gap).
 func (e *Exponential) AddAll(vs []float64, weights []uint64, scale uint64) {
 	if len(weights) != 0 {
 		weights = weights[:len(vs)]
+		for next := 0; next < len(vs); {
+			next = e.weightedRun(vs, weights, scale, next)
+		}
+		return
 	}
-	for next := 0; next < len(vs); {
-		next = e.addRun(vs, weights, scale, next)
+	if scale == 0 {
+		return
+	}
+	e.addStats(vs, scale)
+	e.addBuckets(vs, scale)
+}
+
+// addStats adds vs's valid values, scale > 0 each, to the count, zero
+// count, sum, min and max, in runs of positive finite values. Those order
+// as their bits do, so min and max are integer compare-and-moves; any
+// other value (a zero, or one to skip) ends a run and goes through
+// addStat.
+func (e *Exponential) addStats(vs []float64, scale uint64) {
+	for len(vs) > 0 {
+		i := e.statsRun(vs, scale)
+		if i == len(vs) {
+			return
+		}
+		if valid(vs[i]) {
+			e.addStat(vs[i], scale)
+		}
+		vs = vs[i+1:]
 	}
 }
 
-// addRun adds vs[from:] with the histogram's state in locals, until a
-// value falls outside the bucket range: that one goes through add (which
-// may grow or downscale), and addRun returns the index after it.
-func (e *Exponential) addRun(vs []float64, weights []uint64, scale uint64, from int) int {
+// statsRun adds vs's leading run of positive finite values and returns
+// its length.
+func (e *Exponential) statsRun(vs []float64, scale uint64) int {
+	// A -0 min or max is held as +0 (its bits without the sign): nothing
+	// in a run is below it, so it survives unless a run value is above
+	// it (max).
+	const sign = 1 << 63
+	lo, hi := uint64(math.MaxUint64), uint64(0)
+	if e.count != 0 {
+		lo, hi = math.Float64bits(e.min)&^sign, math.Float64bits(e.max)&^sign
+	}
+	lo0, hi0 := lo, hi
+	sum, fscale := e.sum, float64(scale)
+	run := len(vs)
+	for i, v := range vs {
+		b := math.Float64bits(v)
+		if b-1 >= maxFinite { // 0 and -0 wrap round
+			run = i
+			break
+		}
+		lo, hi = min(lo, b), max(hi, b)
+		sum += v * fscale
+	}
+	if run == 0 {
+		return 0
+	}
+	if lo != lo0 {
+		e.min = math.Float64frombits(lo)
+	}
+	if hi != hi0 || e.count == 0 {
+		e.max = math.Float64frombits(hi)
+	}
+	// Counts wrap as add's do, so k additions of scale are k·scale.
+	e.count += uint64(run) * scale
+	e.sum = sum
+	return run
+}
+
+// addBuckets adds vs's positive values, scale > 0 each, to their
+// buckets, in runs that end at a value whose bucket needs more than the
+// common case (a power of two, a subnormal, a bucket outside the range):
+// that one goes through addBucket. With no call inside it, the run loop
+// keeps its state in registers.
+func (e *Exponential) addBuckets(vs []float64, scale uint64) {
+	for len(vs) > 0 {
+		// The shift is at most 19 (at scale -11 every double falls in two
+		// buckets, so the scale never goes lower): masked, it compiles to
+		// a plain shift, without the checks a variable shift count needs.
+		i := e.bucketRun(scale, uint(MaxExportScale-e.scale)&31, vs)
+		if i == len(vs) {
+			return
+		}
+		e.addBucket(vs[i], scale)
+		vs = vs[i+1:]
+	}
+}
+
+// bucketRun adds vs's positive values to their buckets (at the scale
+// shift below the finest) up to the first that bucketRun cannot place, and
+// returns that one's index (len(vs) if none). The shift comes third so
+// that it arrives in CX, the register a variable shift needs on amd64:
+// passed after vs, the loop bound held CX and was swapped at every value.
+func (e *Exponential) bucketRun(scale uint64, shift uint, vs []float64) int {
+	counts, offset := e.counts, e.offset
+	for i, v := range vs {
+		// Two tests, with small constants, find the uncommon values: an
+		// exponent field out of 1..2046 (0, subnormals, negatives,
+		// infinities, NaN) or a zero fraction (a power of two).
+		if b := math.Float64bits(v); uint32(b>>52)-1 < 2046 && b<<12 != 0 {
+			j := uint(index8Bits(b)>>(shift&31) - offset)
+			if j < uint(len(counts)) {
+				counts[j] += scale
+				continue
+			}
+		} else if !positive(v) {
+			continue // 0, or a value AddAll skips
+		}
+		return i
+	}
+	return len(vs)
+}
+
+// maxFinite is the bits of the largest finite double.
+const maxFinite = 0x7fef_ffff_ffff_ffff
+
+// weightedRun adds vs[from:], vs[i] with weight weights[i]·scale, with
+// the histogram's state in locals, until a value falls outside the bucket
+// range: that one goes through AddN (which may grow or downscale), and
+// weightedRun returns the index after it. Token weights are opt-in and
+// change from gap to gap, so they keep this one fused loop.
+func (e *Exponential) weightedRun(vs []float64, weights []uint64, scale uint64, from int) int {
 	count, zero, sum, lo, hi := e.count, e.zero, e.sum, e.min, e.max
 	// The shift is at most 19 (at scale -11 every double falls in two
 	// buckets, so the scale never goes lower): masked, it compiles to a
@@ -134,10 +263,7 @@ func (e *Exponential) addRun(vs []float64, weights []uint64, scale uint64, from 
 	counts, offset, shift := e.counts, e.offset, uint(MaxExportScale-e.scale)&31
 	next := len(vs)
 	for i := from; i < len(vs); i++ {
-		v, n := vs[i], scale
-		if len(weights) != 0 {
-			n = MulSat(weights[i], scale)
-		}
+		v, n := vs[i], MulSat(weights[i], scale)
 		if !valid(v) || n == 0 {
 			continue
 		}
@@ -168,8 +294,14 @@ func (e *Exponential) addRun(vs []float64, weights []uint64, scale uint64, from 
 	if next == len(vs) {
 		return next
 	}
-	e.AddN(vs[next], weightOf(weights, next, scale))
+	e.AddN(vs[next], MulSat(weights[next], scale))
 	return next + 1
+}
+
+// positive is valid(v) && v != 0, in one comparison: subtracting one
+// wraps +0 to the largest value and leaves -0 above the limit too.
+func positive(v float64) bool {
+	return math.Float64bits(v)-1 < 0x7ff0_0000_0000_0000-1
 }
 
 // valid is v >= 0 && v <= math.MaxFloat64 (finite, not negative; -0
@@ -181,17 +313,17 @@ func valid(v float64) bool {
 	return b < 0x7ff0_0000_0000_0000 || b == 1<<63
 }
 
-// weightOf is value i's weight: weights[i]·scale, or scale without
-// weights.
-func weightOf(weights []uint64, i int, scale uint64) uint64 {
-	if len(weights) == 0 {
-		return scale
-	}
-	return MulSat(weights[i], scale)
-}
-
 // add adds a valid v (finite, not negative) with weight n > 0.
 func (e *Exponential) add(v float64, n uint64) {
+	e.addStat(v, n)
+	if v != 0 {
+		e.addBucket(v, n)
+	}
+}
+
+// addStat adds a valid v with weight n > 0 to the count, zero count, sum,
+// min and max.
+func (e *Exponential) addStat(v float64, n uint64) {
 	if e.count == 0 || v < e.min {
 		e.min = v
 	}
@@ -202,13 +334,16 @@ func (e *Exponential) add(v float64, n uint64) {
 	e.sum += v * float64(n)
 	if v == 0 {
 		e.zero += n
-		return
 	}
+}
+
+// addBucket adds weight n > 0 to the bucket of a positive finite v.
+func (e *Exponential) addBucket(v float64, n uint64) {
 	i8, ok := index8Common(v) // inline; index8 is a call
 	if !ok {
 		i8 = index8Edge(v)
 	}
-	i := i8 >> (uint(MaxExportScale-e.scale) & 31) // see addRun
+	i := i8 >> (uint(MaxExportScale-e.scale) & 31) // see bucketRun
 	if j := uint(i - e.offset); j < uint(len(e.counts)) {
 		e.counts[j] += n // the common case: a bucket in range
 		return

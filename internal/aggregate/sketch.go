@@ -7,7 +7,6 @@
 package aggregate
 
 import (
-	"encoding/binary"
 	"math"
 )
 
@@ -47,59 +46,6 @@ func (s *Sketch) AddN(v float64, n uint64) {
 		return
 	}
 	s.inc(s.cfg.index(v), n)
-}
-
-// AddAll records vs[i] with weight weights[i]·scale (scale each when
-// weights is empty; else len(weights) = len(vs)), as AddN of each would,
-// in one call: a span's gaps cost a loop with the totals in registers and
-// the common counter update inline, not a call per gap.
-func (s *Sketch) AddAll(vs []float64, weights []uint64, scale uint64) {
-	if len(weights) != 0 {
-		weights = weights[:len(vs)]
-	}
-	var total, zeros uint64
-	for i, v := range vs {
-		n := scale
-		if len(weights) != 0 {
-			n = MulSat(weights[i], scale)
-		}
-		if !valid(v) || n == 0 {
-			continue
-		}
-		total += n
-		if v == 0 {
-			zeros += n
-			continue
-		}
-		k := s.cfg.index(v)
-		j, c := uint(k-s.offset), s.counts
-		switch s.width { // inc's common case, inline
-		case 1:
-			if j < uint(len(c)) && n <= math.MaxUint8-uint64(c[j]) {
-				c[j] += uint8(n)
-				continue
-			}
-		case 2:
-			if j < uint(len(c))/2 {
-				p := (*[2]byte)(c[2*j:])
-				if x := binary.LittleEndian.Uint16(p[:]); n <= math.MaxUint16-uint64(x) {
-					binary.LittleEndian.PutUint16(p[:], x+uint16(n))
-					continue
-				}
-			}
-		case 4:
-			if j < uint(len(c))/4 {
-				p := (*[4]byte)(c[4*j:])
-				if x := binary.LittleEndian.Uint32(p[:]); n <= math.MaxUint32-uint64(x) {
-					binary.LittleEndian.PutUint32(p[:], x+uint32(n))
-					continue
-				}
-			}
-		}
-		s.inc(k, n)
-	}
-	s.total += total
-	s.zeros += zeros
 }
 
 // Count is the number of values recorded.

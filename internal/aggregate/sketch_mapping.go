@@ -23,6 +23,10 @@ type SketchConfig struct {
 	// L1 cache.
 	cellBase *[1 << sketchCellBits]uint16
 	edge     []float64
+	// edgeFrac[j] is edge[j]'s fraction (its mantissa shifted to the top
+	// of the word; the largest uint64 for edge[n] = 2, which no number in
+	// [1, 2) reaches), compared as an integer with a value's.
+	edgeFrac []uint64
 	// report[j] is the value reported for bucket j of the octave [1, 2).
 	report []float64
 }
@@ -40,6 +44,11 @@ func NewSketchConfig(alpha float64) *SketchConfig {
 		c.edge[j] = math.Exp2(float64(j) / float64(n))
 	}
 	c.edge[n] = 2
+	c.edgeFrac = make([]uint64, n+1)
+	for j, x := range c.edge[:n] {
+		c.edgeFrac[j] = math.Float64bits(x) << 12
+	}
+	c.edgeFrac[n] = math.MaxUint64
 	c.cellBase = new([1 << sketchCellBits]uint16)
 	j := 0
 	for cell := range 1 << sketchCellBits {
@@ -66,20 +75,28 @@ func (c *SketchConfig) Alpha() float64 {
 // New returns an empty sketch.
 func (c *SketchConfig) New() *Sketch { return &Sketch{cfg: c} }
 
-// index is the bucket of v > 0, read from the float's bits: the exponent,
-// then the mantissa's top bits as the cell (values below MinValue, which is
-// far above the subnormals, count as MinValue).
+// index is the bucket of v > 0 (values below MinValue, which is far
+// above the subnormals, count as MinValue).
 func (c *SketchConfig) index(v float64) int32 {
 	if v < c.MinValue {
 		v = c.MinValue // a branch, cheaper than max's NaN and signed-zero rules
 	}
-	b := math.Float64bits(v)
-	exp := int32(b>>52) - 1023 // v = m·2^exp, m in [1, 2)
-	k := c.cellBase[b>>(52-sketchCellBits)&(1<<sketchCellBits-1)]
-	if m := math.Float64frombits(b&(1<<52-1) | 1023<<52); m >= c.edge[k+1] {
+	return sketchIndex(c.cellBase, c.edgeFrac, int32(c.SubBuckets), math.Float64bits(v))
+}
+
+// sketchIndex is the bucket of the normal v > 0 whose bits are b, with
+// n buckets per octave: the exponent, then the fraction's top bits as the
+// cell and one comparison with the boundary inside it (fractions order as
+// the numbers in [1, 2] do; shifted to the top of the word, they need no
+// mask). The tables are arguments, not a struct, so that a loop over many
+// values holds them in registers.
+func sketchIndex(cellBase *[1 << sketchCellBits]uint16, edgeFrac []uint64, n int32, b uint64) int32 {
+	frac := b << 12 // v = (1 + frac/2^64)·2^e
+	k := uint32(cellBase[frac>>(64-sketchCellBits)])
+	if frac >= edgeFrac[k+1] {
 		k++
 	}
-	return exp*int32(c.SubBuckets) + int32(k)
+	return (int32(b>>52)-1023)*n + int32(k)
 }
 
 func (c *SketchConfig) value(i int32) float64 {
