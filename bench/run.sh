@@ -14,11 +14,17 @@ command -v benchstat >/dev/null 2>&1 || go install golang.org/x/perf/cmd/benchst
   echo "$(go version)"
   echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
 } > results/machine.txt
-cmd="go test -run XXX -bench . -benchmem -count $COUNT -timeout 60m ./"
-echo "(cd bench && $cmd)" > results/command.txt
-
-echo ">> $cmd"
-$cmd | tee results/bench.txt
+# COUNT rounds of every benchmark once, not every benchmark COUNT times in a
+# row: the machine's speed drifts over minutes, and interleaving puts the
+# drift on every arm alike, so the ratios between arms hold.
+cmd="go test -run XXX -bench . -benchmem -count 1 -timeout 60m ./"
+echo "(cd bench && for i in \$(seq $COUNT); do $cmd; done)" > results/command.txt
+go test -c -o bench.test ./
+: > results/bench.txt
+for i in $(seq "$COUNT"); do
+  echo ">> round $i of $COUNT: $cmd"
+  ./bench.test -test.run XXX -test.bench . -test.benchmem -test.count 1 -test.timeout 60m | tee -a results/bench.txt
+done
 benchstat results/bench.txt > results/benchstat.txt
 
 echo ">> CPU profiles of the 16-event shape"
