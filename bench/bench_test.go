@@ -26,10 +26,11 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	llmsloprocessor "github.com/llmslo/llmslo"
+	"github.com/llmslo/llmslo/internal/benchspans"
 	"github.com/llmslo/llmslo/llmsloconnector"
 )
 
-const t0 = 1_767_225_600_000_000_000
+const t0 = benchspans.T0
 
 // shape is one kind of input batch.
 type shape struct {
@@ -79,43 +80,9 @@ func batch(s shape) ptrace.Traces {
 			a.PutStr("client.address", "10.0.0.1")
 			a.PutStr("user_agent.original", "curl/8.5.0")
 		case s.events < 0:
-			sp.SetName("llm_request")
-			sp.SetKind(ptrace.SpanKindServer)
-			sp.SetEndTimestamp(t0 + 1_093_200_000)
-			a.PutStr("gen_ai.request.id", fmt.Sprintf("cmpl-%d", i))
-			a.PutStr("gen_ai.response.model", model)
-			a.PutInt("gen_ai.request.max_tokens", 1024)
-			a.PutDouble("gen_ai.request.temperature", 0.7)
-			a.PutDouble("gen_ai.request.top_p", 0.95)
-			a.PutInt("gen_ai.usage.prompt_tokens", 512)
-			a.PutInt("gen_ai.usage.completion_tokens", 128)
-			a.PutDouble("gen_ai.latency.time_to_first_token", 0.162)
-			a.PutDouble("gen_ai.latency.e2e", 1.093)
-			a.PutDouble("gen_ai.latency.time_in_queue", 0.004)
-			a.PutDouble("gen_ai.latency.time_in_model_prefill", 0.158)
-			a.PutDouble("gen_ai.latency.time_in_model_decode", 0.931)
+			benchspans.Engine(sp, fmt.Sprintf("cmpl-%d", i), model)
 		default:
-			sp.SetName("openai.chat")
-			sp.SetKind(ptrace.SpanKindClient)
-			a.PutStr("gen_ai.operation.name", "chat")
-			a.PutStr("gen_ai.provider.name", "openai")
-			a.PutStr("gen_ai.request.model", model)
-			a.PutStr("gen_ai.response.model", model)
-			a.PutBool("gen_ai.is_streaming", true)
-			a.PutInt("gen_ai.usage.input_tokens", 512)
-			a.PutInt("gen_ai.usage.output_tokens", int64(s.events))
-			a.PutStr("server.address", "api.openai.com")
-			evs := sp.Events()
-			evs.EnsureCapacity(s.events)
-			at := int64(t0 + 150_000_000)
-			for e := range s.events {
-				ev := evs.AppendEmpty()
-				ev.SetName("gen_ai.content.completion.chunk")
-				ev.SetTimestamp(pcommon.Timestamp(at))
-				ev.Attributes().PutInt("gen_ai.usage.output_tokens", 1)
-				at += 7_000_000 + int64(e%5)*100_000
-			}
-			sp.SetEndTimestamp(pcommon.Timestamp(at + 2_000_000))
+			benchspans.Client(sp, model, s.events)
 		}
 	}
 	return td

@@ -26,6 +26,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/llmslo/llmslo/internal/benchspans"
 )
 
 // loadConfig is the collector compared under load: an OTLP/HTTP receiver,
@@ -132,20 +134,8 @@ func semconvClientSpans(td ptrace.Traces, n int) {
 	spans := rs.ScopeSpans().AppendEmpty().Spans()
 	for i := range n {
 		sp := spans.AppendEmpty()
-		sp.SetName("chat gpt-4o")
-		sp.SetKind(ptrace.SpanKindClient)
 		sp.SetSpanID(pcommon.SpanID{byte(i), 9})
-		sp.SetStartTimestamp(t0)
-		sp.SetEndTimestamp(t0 + 850_000_000)
-		a := sp.Attributes()
-		a.PutStr("gen_ai.operation.name", "chat")
-		a.PutStr("gen_ai.provider.name", "openai")
-		a.PutStr("gen_ai.request.model", "gpt-4o")
-		a.PutStr("gen_ai.response.model", "gpt-4o-2024-08-06")
-		a.PutBool("gen_ai.request.stream", false)
-		a.PutInt("gen_ai.usage.input_tokens", 300)
-		a.PutInt("gen_ai.usage.output_tokens", 90)
-		a.PutStr("server.address", "api.openai.com")
+		benchspans.SemconvClient(sp)
 	}
 }
 
