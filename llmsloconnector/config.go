@@ -14,6 +14,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 
+	"github.com/llmslo/llmslo/internal/adjusted"
 	"github.com/llmslo/llmslo/internal/contract"
 )
 
@@ -88,6 +89,14 @@ type Config struct {
 	// counted as one per span would be 1/p times too small. Turn it off
 	// when a sampler writes thresholds the metrics should ignore.
 	SamplingAdjustedCounts bool `mapstructure:"sampling_adjusted_counts"`
+
+	// MaxAdjustedCount is the most requests one sampled span may stand for.
+	// The threshold in a tracestate is set by whoever sent the span, so a
+	// sender that forges ot=th:fffff would otherwise count as a million
+	// requests and choose a series' goodput and percentiles alone. A span
+	// whose adjusted count exceeds it counts one and is reported malformed.
+	// The default, 100, admits sampling at 1% and above.
+	MaxAdjustedCount float64 `mapstructure:"max_adjusted_count"`
 
 	// Exemplars attach, to each latency histogram point and the
 	// violated-requests counter, the slowest requests of the flush interval.
@@ -211,6 +220,9 @@ func (c *Config) Validate() error {
 	if c.AttributeValueLengthLimit < 0 {
 		errs = append(errs, fmt.Errorf("attribute_value_length_limit: %d must be 0 (no limit) or positive", c.AttributeValueLengthLimit))
 	}
+	if n := c.MaxAdjustedCount; !(n >= 1 && n <= adjusted.MaxCount) {
+		errs = append(errs, fmt.Errorf("max_adjusted_count: %v must be between 1 and %v (default %v; 1 counts every sampled span as one request)", n, float64(adjusted.MaxCount), float64(defaultMaxAdjustedCount)))
+	}
 	return errors.Join(errs...)
 }
 
@@ -299,6 +311,7 @@ func createDefaultConfig() component.Config {
 		AttributeValueLengthLimit:   256,
 		MetricNames:                 metricNamesV141,
 		SamplingAdjustedCounts:      true,
+		MaxAdjustedCount:            defaultMaxAdjustedCount,
 		Exemplars:                   ExemplarsConfig{MaxPerDataPoint: defaultExemplars},
 	}
 }

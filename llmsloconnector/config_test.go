@@ -32,6 +32,7 @@ func TestCreateDefaultConfig(t *testing.T) {
 		AttributeValueLengthLimit:   256,
 		MetricNames:                 "v1.41",
 		SamplingAdjustedCounts:      true,
+		MaxAdjustedCount:            100,
 		Exemplars:                   ExemplarsConfig{MaxPerDataPoint: 5},
 	}, cfg)
 	assert.NoError(t, componenttest.CheckConfigStruct(cfg))
@@ -85,6 +86,7 @@ func TestLoadConfig(t *testing.T) {
 				TokenAwareITL:               true,
 				AttributeValueLengthLimit:   64,
 				MetricNames:                 "next",
+				MaxAdjustedCount:            20,
 				Exemplars:                   ExemplarsConfig{Enabled: true, MaxPerDataPoint: 3},
 			},
 		},
@@ -122,6 +124,8 @@ func TestLoadConfig(t *testing.T) {
 		{name: "invalid_percentile_negative", errorMessage: "percentiles: -5 must be between 0 and 100 (exclusive)"},
 		{name: "invalid_exemplars", errorMessage: "exemplars.max_per_data_point: 0 must be between 1 and 100 (default 5)"},
 		{name: "invalid_attribute_value_length_limit", errorMessage: "attribute_value_length_limit: -1 must be 0 (no limit) or positive"},
+		{name: "invalid_max_adjusted_count", errorMessage: "max_adjusted_count: 0.5 must be between 1 and 1.048576e+06 (default 100; 1 counts every sampled span as one request)"},
+		{name: "invalid_max_adjusted_count_large", errorMessage: "max_adjusted_count: 2e+06 must be between 1 and 1.048576e+06 (default 100; 1 counts every sampled span as one request)"},
 		{name: "invalid_metric_names", errorMessage: `metric_names: "1.41": allowed values are v1.41, next (default v1.41)`},
 		{
 			name: "invalid_many",

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/llmslo/llmslo/internal/adjusted"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -107,19 +108,26 @@ func TestTracestateOutcomes(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
 		on        bool
+		max       float64 // max_adjusted_count; 0: the default
 		ts        []string
 		requests  int64
 		malformed int64
 	}{
-		{"adjusted", true, []string{"ot=th:c", "ot=th:8", "", "vendor=x"}, 4 + 2 + 1 + 1, 0},
-		{"malformed", true, []string{"ot=th:zz", "ot=th:c"}, 1 + 4, 1},
-		{"beyond one in a million", true, []string{"ot=th:ffffffffffffff", "ot=th:fffff"}, 1 + 1<<20, 1},
-		{"malformed, repeated", true, []string{"ot=th:zz", "ot=th:zz", "ot=th:c", "ot=th:c"}, 1 + 1 + 4 + 4, 2},
-		{"off", false, []string{"ot=th:c", "ot=th:zz"}, 2, 0},
+		{"adjusted", true, 0, []string{"ot=th:c", "ot=th:8", "", "vendor=x"}, 4 + 2 + 1 + 1, 0},
+		{"malformed", true, 0, []string{"ot=th:zz", "ot=th:c"}, 1 + 4, 1},
+		{"at the default cap", true, 0, []string{"ot=th:fc", "ot=th:fe"}, 64 + 1, 1},
+		{"forged beyond the default cap", true, 0, []string{"ot=th:fffff", "ot=th:ff"}, 1 + 1, 2},
+		{"at a lowered cap", true, 4, []string{"ot=th:c", "ot=th:e"}, 4 + 1, 1},
+		{"beyond one in a million", true, adjusted.MaxCount, []string{"ot=th:ffffffffffffff", "ot=th:fffff"}, 1 + 1<<20, 1},
+		{"malformed, repeated", true, 0, []string{"ot=th:zz", "ot=th:zz", "ot=th:c", "ot=th:c"}, 1 + 1 + 4 + 4, 2},
+		{"off", false, 0, []string{"ot=th:c", "ot=th:zz"}, 2, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := caseConfig(t, "exponential")
 			cfg.SamplingAdjustedCounts = tt.on
+			if tt.max != 0 {
+				cfg.MaxAdjustedCount = tt.max
+			}
 			c, tel := telemetryConnector(t, cfg)
 			td := batch(len(tt.ts), func(spans ptrace.SpanSlice, i int) {
 				llmSpan(spans, "m", 0.2, 0.01, 1, true).TraceState().FromRaw(tt.ts[i])
@@ -137,6 +145,39 @@ func TestTracestateOutcomes(t *testing.T) {
 				return
 			}
 			assert.Equal(t, tt.malformed, counter(t, tel, telemetryDefs.tracestate))
+		})
+	}
+}
+
+// TestForgedThresholdBuysLittle: one span whose sender forged its own
+// sampling threshold joins 1,000 honest requests of which one met the SLO.
+// Beyond max_adjusted_count it counts as the one request it is; at the cap it
+// moves the series by max_adjusted_count requests and no more.
+func TestForgedThresholdBuysLittle(t *testing.T) {
+	for _, tt := range []struct {
+		name           string
+		forged         string
+		requests, good int64
+	}{
+		{"th:fffff (a million)", "ot=th:fffff", 1001, 2},
+		{"th:ffffffffffffff (2^56)", "ot=th:ffffffffffffff", 1001, 2},
+		{"th:fe (128, above the cap)", "ot=th:fe", 1001, 2},
+		{"th:fc (64, within the cap)", "ot=th:fc", 1064, 65},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _ := telemetryConnector(t, caseConfig(t, "exponential"))
+			td := batch(1001, func(spans ptrace.SpanSlice, i int) {
+				s := llmSpan(spans, "m", 0.2, 0.01, 1, i == 0 || i == 1000)
+				if i == 1000 {
+					s.TraceState().FromRaw(tt.forged)
+				}
+			})
+			require.NoError(t, c.ConsumeTraces(context.Background(), td))
+			md := c.collect(fixedNow)
+			slo := map[string]string{attrSLOName: "interactive"}
+			assert.Equal(t, tt.requests, sumOver(md, metricSLORequests.name, slo))
+			assert.Equal(t, tt.good, sumOver(md, metricSLOMet.name, slo))
+			assert.Equal(t, tt.requests, sumOver(md, histNames[histTTFT][layerClient], nil))
 		})
 	}
 }

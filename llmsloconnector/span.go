@@ -183,11 +183,9 @@ func resourceStr(m pcommon.Map, key string) (string, bool) {
 	return "", false
 }
 
-// maxAdjustedCount bounds what one span may stand for: a sampling
-// probability below 2^-20 (one in a million) is no real deployment's, and a
-// client could forge ot=th:ffffffffffffff to add 2^56 requests per span and
-// wrap every counter in 256 spans. Beyond it the threshold is malformed.
-const maxAdjustedCount = 1 << 20
+// defaultMaxAdjustedCount admits sampling at 1% and above: a forged
+// threshold then buys a sender at most 100 requests per span.
+const defaultMaxAdjustedCount = 100
 
 // readAdjusted sets the number of requests the span stands for from its
 // tracestate (OTEP 235); a malformed threshold counts one and is counted.
@@ -199,7 +197,7 @@ func (c *llmSLOConnector) readAdjusted(span ptrace.Span, sc *scratch) {
 	if ts != sc.lastTS || !sc.lastTSRead {
 		sc.lastTS, sc.lastTSRead = ts, true
 		sc.lastN, sc.lastOutcome = adjusted.Count(ts)
-		if sc.lastN > maxAdjustedCount {
+		if sc.lastN > c.cfg.MaxAdjustedCount {
 			sc.lastN, sc.lastOutcome = 1, adjusted.Malformed
 		}
 	}

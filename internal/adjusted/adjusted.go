@@ -19,6 +19,12 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
 )
 
+// MaxCount is the largest adjusted count any configuration may accept: a
+// sampling probability below 2^-20 (one in a million) is no real
+// deployment's, and ot=th:ffffffffffffff (2^56 requests per span) would wrap
+// every counter in 256 spans.
+const MaxCount = 1 << 20
+
 // Outcome says how a tracestate was read.
 type Outcome uint8
 
