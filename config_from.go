@@ -5,7 +5,9 @@ package llmsloprocessor
 
 import (
 	"fmt"
+	"time"
 
+	"github.com/llmslo/llmslo/internal/derive"
 	"github.com/llmslo/llmslo/internal/preset"
 	"github.com/llmslo/llmslo/internal/slo"
 )
@@ -17,9 +19,16 @@ import (
 // configured threshold applies (none: the constraint does not apply);
 // malformed, the configured one applies or, without one, the constraint is
 // unknown, and llm.metrics.error reports slo_threshold:invalid_value.
+//
+// The attribute is the sender's word, so a request may only tighten the
+// configured threshold, or loosen it up to Max: a value beyond that falls
+// back as a malformed one does, reported as slo_threshold:out_of_range.
 type ThresholdFrom struct {
 	Key  string `mapstructure:"key"`
 	Unit string `mapstructure:"unit"`
+	// Max is the loosest threshold a request may ask for; default the
+	// configured threshold. One of the two is required.
+	Max *time.Duration `mapstructure:"max"`
 
 	_ struct{}
 }
@@ -29,24 +38,48 @@ func (s *SLOConfig) from() []*ThresholdFrom {
 	return []*ThresholdFrom{s.TTFTFrom, s.TPOTFrom, s.ITLFrom, s.E2EFrom, s.QueueTimeFrom}
 }
 
+// configured lists the configured thresholds in the order of slo.Names.
+func (s *SLOConfig) configured() []*time.Duration {
+	return []*time.Duration{s.TTFT, s.TPOT, s.ITL, s.E2E, s.QueueTime}
+}
+
 // validateFrom checks the per-request sources and returns how many are set.
 func (s *SLOConfig) validateFrom(field string) ([]error, int) {
 	var errs []error
 	set := 0
-	names := slo.Names()
+	names, configured := slo.Names(), s.configured()
 	for i, f := range s.from() {
 		if f == nil {
 			continue
 		}
 		set++
+		at := fmt.Sprintf("%s.%s_from", field, names[i])
 		if f.Key == "" {
-			errs = append(errs, fmt.Errorf("%s.%s_from.key: must not be empty", field, names[i]))
+			errs = append(errs, fmt.Errorf("%s.key: must not be empty", at))
 		}
 		if _, err := numericUnit(f.Unit); err != nil {
-			errs = append(errs, fmt.Errorf("%s.%s_from.unit: %w", field, names[i], err))
+			errs = append(errs, fmt.Errorf("%s.unit: %w", at, err))
 		}
+		errs = append(errs, validateFromMax(at, names[i], f.Max, configured[i])...)
 	}
 	return errs, set
+}
+
+// validateFromMax checks the loosest threshold a request may ask for:
+// without it and without a configured threshold, any sender could set its
+// own SLO up to a week.
+func validateFromMax(at, name string, limit, configured *time.Duration) []error {
+	switch {
+	case limit == nil && configured == nil:
+		return []error{fmt.Errorf("%s.max: set it, or %s, to the loosest threshold a request may ask for: without either, a sender chooses its own SLO", at, name)}
+	case limit == nil:
+		return nil
+	case *limit <= 0 || limit.Seconds() > derive.MaxSeconds:
+		return []error{fmt.Errorf("%s.max: %v must be a positive duration of at most a week, such as 2s", at, *limit)}
+	case configured != nil && *limit < *configured:
+		return []error{fmt.Errorf("%s.max: %v is below %s (%v): a request may always tighten the configured threshold, so max only loosens it", at, *limit, name, *configured)}
+	}
+	return nil
 }
 
 // numericUnit parses a unit of a number: a duration string or a timestamp
@@ -64,12 +97,17 @@ func numericUnit(name string) (preset.Unit, error) {
 func (s *SLOConfig) compileFrom(o *slo.SLO) *slo.SLO {
 	var src slo.Sources
 	found := false
+	configured := s.configured()
 	for i, f := range s.from() {
 		if f == nil {
 			continue
 		}
 		u, _ := numericUnit(f.Unit) // validated
-		src[i] = &slo.FromAttribute{Key: f.Key, Scale: u.Seconds(1)}
+		loosest := f.Max            // validated: this or the configured one is set
+		if loosest == nil {
+			loosest = configured[i]
+		}
+		src[i] = &slo.FromAttribute{Key: f.Key, Scale: u.Seconds(1), Max: loosest.Seconds()}
 		found = true
 	}
 	if found {

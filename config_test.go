@@ -90,6 +90,11 @@ func TestLoadConfig(t *testing.T) {
 			`slos[0].ttft_from.unit: unknown unit "minutes": allowed values are "s", "ms", "us", "ns", "duration", "timestamp"`,
 			`slos[0].e2e_from.unit: "duration": allowed values are "s", "ms", "us", "ns"`,
 		}},
+		{name: "from_unbounded", errs: []string{"slos[0].ttft_from.max: set it, or ttft, to the loosest threshold a request may ask for: without either, a sender chooses its own SLO"}},
+		{name: "from_bad_max", errs: []string{
+			"slos[0].ttft_from.max: 200ms is below ttft (500ms): a request may always tighten the configured threshold, so max only loosens it",
+			"slos[0].e2e_from.max: 0s must be a positive duration of at most a week, such as 2s",
+		}},
 		{name: "negative_threshold", errs: []string{"slos[0].ttft: -1s must be a positive duration such as 500ms"}},
 		{name: "duplicate_slo", errs: []string{`slos[1].name: duplicate SLO name "a"`}},
 		{name: "unknown_preset", errs: []string{`presets: unknown preset "triton": allowed values are trtllm, vllm, sglang, tgi, engine, strands, openlit, vercel_ai, openllmetry, openinference, langfuse, litellm, sentry, pydantic_ai, semconv`}},

@@ -11,7 +11,8 @@ import (
 
 // judge judges s on the request into st.verdict: against the configured
 // thresholds, or, when s reads per-request ones, against the request's. A
-// malformed per-request threshold is reported in llm.metrics.error (written
+// malformed or too loose per-request threshold is reported in
+// llm.metrics.error (written
 // again, as writeValues wrote it before the verdicts).
 func (p *llmSLOProcessor) judge(s *compiledSLO, attrs pcommon.Map, st *batchState) {
 	res := &st.res
@@ -19,8 +20,8 @@ func (p *llmSLOProcessor) judge(s *compiledSLO, attrs pcommon.Map, st *batchStat
 		s.Judge(res, &st.verdict)
 		return
 	}
-	if s.LimitsFor(attrs, &st.limits) && res.Errors[derive.FieldSLOThreshold] == derive.NoReason {
-		res.Errors.Set(derive.FieldSLOThreshold, derive.InvalidValue)
+	if r := s.LimitsFor(attrs, &st.limits); r != derive.NoReason && res.Errors[derive.FieldSLOThreshold] == derive.NoReason {
+		res.Errors.Set(derive.FieldSLOThreshold, r)
 		attrs.PutStr(p.keys.Error, p.errorString(&res.Errors))
 	}
 	s.JudgeLimits(res, &st.limits, &st.verdict)

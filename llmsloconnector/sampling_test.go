@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/llmslo/llmslo/internal/adjusted"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,6 +16,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llmslo/llmslo/internal/adjusted"
 )
 
 // sampledRun is one connector fed a stream of requests.

@@ -15,10 +15,13 @@ import (
 
 // FromAttribute is a threshold a request carries in a span attribute,
 // such as a gateway's x-slo-ttft-ms header: Key is looked up on the span,
-// and its number is multiplied by Scale to give seconds.
+// and its number is multiplied by Scale to give seconds. Max is the loosest
+// threshold, in seconds, a request may ask for: the attribute is the
+// sender's word, and without a bound a sender would choose its own SLO.
 type FromAttribute struct {
 	Key   string
 	Scale float64
+	Max   float64
 }
 
 // Sources are an SLO's per-request thresholds, by constraint in the order
@@ -34,11 +37,13 @@ func limitRef(l *Limits, i int) *Threshold {
 // source takes the attribute's value when it holds a valid threshold
 // (preferred), else the configured one (the fallback); absent with no
 // fallback, the constraint does not apply. A value that is present but not
-// a positive number of at most derive.MaxSeconds is malformed: the
-// constraint falls back, or is undecidable without a fallback, and bad is
-// true so the caller can report it.
-func (s *SLO) LimitsFor(attrs pcommon.Map, out *Limits) (bad bool) {
+// a positive number is malformed (derive.InvalidValue), one looser than the
+// source's Max out of range (derive.OutOfRange): either way the constraint
+// falls back, or is undecidable without a fallback, and the first such
+// reason is returned so the caller can report it.
+func (s *SLO) LimitsFor(attrs pcommon.Map, out *Limits) derive.Reason {
 	*out = s.Limits
+	bad := derive.NoReason
 	for i, src := range s.From {
 		if src == nil {
 			continue
@@ -48,18 +53,33 @@ func (s *SLO) LimitsFor(attrs pcommon.Map, out *Limits) (bad bool) {
 			continue
 		}
 		t := limitRef(out, i)
-		secs, ok := number(v)
-		secs *= src.Scale
-		if ok && secs > 0 && secs <= derive.MaxSeconds {
-			*t = Threshold{Seconds: secs, Set: true}
+		r := src.check(v)
+		if r == derive.NoReason {
+			secs, _ := number(v)
+			*t = Threshold{Seconds: secs * src.Scale, Set: true}
 			continue
 		}
-		bad = true
+		if bad == derive.NoReason {
+			bad = r
+		}
 		if !t.Set {
 			*t = Threshold{Set: true, Invalid: true}
 		}
 	}
 	return bad
+}
+
+// check says whether v is a threshold a request may ask for.
+func (src *FromAttribute) check(v pcommon.Value) derive.Reason {
+	secs, ok := number(v)
+	secs *= src.Scale
+	switch {
+	case !ok || !(secs > 0):
+		return derive.InvalidValue
+	case secs > src.Max || secs > derive.MaxSeconds:
+		return derive.OutOfRange
+	}
+	return derive.NoReason
 }
 
 // number reads an int, a double, a decimal string, or the first element of
