@@ -111,6 +111,18 @@ const (
 // as Sloth names it: slo:sli_error:ratio_rate5m, ..._rate30d.
 func SLIRecord(d time.Duration) string { return "slo:sli_error:ratio_rate" + promtime.Format(d) }
 
+// ErrorEventsRecord and TotalEventsRecord name the recorded rates, over
+// window d, of the requests that did not meet the SLO and of all requests
+// it selected: the terms of the period's traffic-weighted error ratio.
+func ErrorEventsRecord(d time.Duration) string {
+	return "slo:sli_error_events:rate" + promtime.Format(d)
+}
+
+// TotalEventsRecord: see ErrorEventsRecord.
+func TotalEventsRecord(d time.Duration) string {
+	return "slo:sli_total_events:rate" + promtime.Format(d)
+}
+
 // Records are the names of the meta recording rules, as Sloth names them.
 var Records = struct{ Objective, ErrorBudget, PeriodDays, CurrentBurnRate, PeriodBurnRate, BudgetRemaining string }{
 	recObjective, recErrorBudget, recPeriodDays, recCurrentBurn, recPeriodBurn, recBudgetRemaining,
@@ -177,16 +189,33 @@ func (o *Options) sliRules(s *SLO) []Rule {
 			Labels: with(labels, labelWindow, promtime.Format(w)),
 		})
 	}
-	// The period: the mean of the 5m ratios over it (Sloth's optimisation:
-	// one 30-day range over a recorded series, not over the raw counters).
-	short, filter, p := SLIRecord(Windows[0].Quick.Short), o.filter(s), o.rng(s.Period)
-	rules = append(rules, Rule{
-		Record: SLIRecord(s.Period),
-		Expr: fmt.Sprintf("sum_over_time(%s%s[%s])\n/ ignoring (%s)\ncount_over_time(%s%s[%s])\n",
-			short, filter, p, labelWindow, short, filter, p),
-		Labels: with(labels, labelWindow, promtime.Format(s.Period)),
-	})
-	return rules
+	return append(rules, o.periodRules(s)...)
+}
+
+// periodRules record the 5m rates of bad and of all requests, and the
+// period's error ratio as the sum of the one over the sum of the other:
+// bad / all over the period, each request weighing one. This is the one
+// deliberate difference from Sloth, which averages the 5m ratios: a mean of
+// ratios weighs a quiet window of 2 requests as much as a busy one of
+// 10,000, and one window without traffic (0/0 = NaN) makes its mean NaN
+// for a whole period. Here a window without traffic adds 0 to both sums;
+// the ratio is NaN only when the whole period saw no request.
+func (o *Options) periodRules(s *SLO) []Rule {
+	labels := o.idLabels(s)
+	short := Windows[0].Quick.Short
+	r, shortName := o.rng(short), promtime.Format(short)
+	errRec, totalRec := ErrorEventsRecord(short), TotalEventsRecord(short)
+	filter, p := o.filter(s), o.rng(s.Period)
+	return []Rule{
+		{Record: errRec, Expr: s.ErrorQuery(r, o.Matchers) + "\n", Labels: with(labels, labelWindow, shortName)},
+		{Record: totalRec, Expr: s.TotalQuery(r, o.Matchers) + "\n", Labels: with(labels, labelWindow, shortName)},
+		{
+			Record: SLIRecord(s.Period),
+			Expr: fmt.Sprintf("sum_over_time(%s%s[%s])\n/\nsum_over_time(%s%s[%s])\n",
+				errRec, filter, p, totalRec, filter, p),
+			Labels: with(labels, labelWindow, promtime.Format(s.Period)),
+		},
+	}
 }
 
 func (o *Options) metaRules(s *SLO) []Rule {

@@ -6,6 +6,7 @@ package slorules
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,9 +78,13 @@ type phase struct{ minutes, perMinute float64 }
 
 // counter writes the values of a counter that grows by perMinute each
 // minute of each phase, in promtool's series notation.
-func counter(phases ...phase) string {
+func counter(phases ...phase) string { return counterFrom(0, phases...) }
+
+// counterFrom is counter starting at base, as a counter that existed
+// before the test does.
+func counterFrom(base float64, phases ...phase) string {
 	var parts []string
-	v := 0.0
+	v := base
 	for i, p := range phases {
 		start := v
 		if i > 0 {
@@ -95,6 +100,11 @@ func counter(phases ...phase) string {
 // model: requests and met, per phase as {minutes, requests/min, error
 // ratio}.
 func replica(instance, model string, phases ...[3]float64) []map[string]string {
+	return replicaFrom(0, instance, model, phases...)
+}
+
+// replicaFrom is replica with both counters starting at base.
+func replicaFrom(base float64, instance, model string, phases ...[3]float64) []map[string]string {
 	var total, met []phase
 	for _, p := range phases {
 		total = append(total, phase{p[0], p[1]})
@@ -102,8 +112,8 @@ func replica(instance, model string, phases ...[3]float64) []map[string]string {
 	}
 	labels := fmt.Sprintf(`{llm_slo_name="interactive",collector_instance_id=%q,gen_ai_request_model=%q,llm_layer="server"}`, instance, model)
 	return []map[string]string{
-		{"series": metricRequests + labels, "values": counter(total...)},
-		{"series": metricMet + labels, "values": counter(met...)},
+		{"series": metricRequests + labels, "values": counterFrom(base, total...)},
+		{"series": metricMet + labels, "values": counterFrom(base, met...)},
 	}
 }
 
@@ -224,4 +234,69 @@ func promLabels(m map[string]string) string {
 		kv = append(kv, fmt.Sprintf("%s=%q", k, v))
 	}
 	return "{" + strings.Join(kv, ", ") + "}"
+}
+
+// TestPromtoolPeriodRatio runs promtool on the period's error ratio, one
+// SLO at 99% over 30 days, each case after 10 quiet minutes of counters
+// that existed before it (a counter born at 0 in the first window is read
+// with less extrapolation than later ones, which would skew the weights):
+//   - quiet gap: 30 minutes at 600 requests/min with 1% errors, 20 minutes
+//     without traffic, 30 minutes at 60/min with 50% errors, 10 quiet
+//     minutes: the ratio is bad/total = 1,080/19,800, and the budget
+//     remaining a number (a mean of the 5m ratios is NaN: the quiet windows
+//     are 0/0);
+//   - the same gap, then an hour at 60/min with 50% errors: the page and the
+//     ticket fire after the gap;
+//   - diurnal: two days of 12 hours at 600/min with 0.5% errors and 12 hours
+//     at 60/min with 5% errors: bad/total = 4,320/475,200 per day (a mean
+//     of the 5m ratios says about 2.75%).
+func TestPromtoolPeriodRatio(t *testing.T) {
+	promtool(t)
+	slos, err := load(t, `
+processors:
+  llm_slo:
+    slos:
+      - {name: interactive, ttft: 500ms, objective: 99}
+`)
+	require.NoError(t, err)
+	s, o := &slos[0], Options{}
+	dir := t.TempDir()
+	writeRules(t, dir, slos, o)
+	rounded := func(expr string, at string, labels map[string]string, want float64) map[string]any {
+		return map[string]any{
+			"expr": "round(" + expr + " * 1e5) / 1e5", "eval_time": at,
+			"exp_samples": []any{map[string]any{"labels": promLabels(labels), "value": math.Round(want*1e5) / 1e5}},
+		}
+	}
+	period := with(sloLabels(o, s), "sloth_window", "30d")
+	quiet := [][3]float64{{10, 0, 0}, {30, 600, 0.01}, {20, 0, 0}, {30, 60, 0.5}, {10, 0, 0}}
+	day := [][3]float64{{10, 0, 0}, {720, 600, 0.005}, {720, 60, 0.05}, {720, 600, 0.005}, {720, 60, 0.05}, {10, 0, 0}}
+	tests := []map[string]any{
+		{
+			"interval":     "1m",
+			"input_series": replicaFrom(1000, "a", "m1", quiet...),
+			"promql_expr_test": []any{
+				rounded("slo:sli_error:ratio_rate30d", "100m", period, 1080.0/19800),
+				rounded("slo:period_error_budget_remaining:ratio", "100m", period, 1-1080.0/19800/0.01),
+			},
+		},
+		{
+			"interval":     "1m",
+			"input_series": replicaFrom(1000, "a", "m1", [3]float64{10, 0, 0}, [3]float64{30, 600, 0.01}, [3]float64{20, 0, 0}, [3]float64{60, 60, 0.5}),
+			"alert_rule_test": []any{
+				map[string]any{"eval_time": "120m", "alertname": AlertName,
+					"exp_alerts": []any{expAlert(o, s, "page"), expAlert(o, s, "ticket")}},
+			},
+		},
+		{
+			"interval":         "1m",
+			"input_series":     replicaFrom(1000, "a", "m1", day...),
+			"promql_expr_test": []any{rounded("slo:sli_error:ratio_rate30d", "2d20m", period, 4320.0/475200)},
+		},
+	}
+	b, err := yaml.Marshal(map[string]any{"rule_files": []string{"rules.yaml"}, "evaluation_interval": "1m", "tests": tests})
+	require.NoError(t, err)
+	path := filepath.Join(dir, "test.yaml")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	runPromtool(t, "test", "rules", path)
 }

@@ -98,14 +98,21 @@ func TestPrometheus(t *testing.T) {
 	var names []string
 	for _, r := range f.Groups[0].Rules {
 		names = append(names, r.Record)
+		window := r.Record[strings.LastIndex(r.Record, "rate")+len("rate"):]
 		assert.Equal(t, map[string]string{"sloth_id": "llmslo-interactive", "sloth_service": "llmslo", "sloth_slo": "interactive",
-			"llm_slo_name": "interactive", "sloth_window": strings.TrimPrefix(r.Record, "slo:sli_error:ratio_rate")}, r.Labels)
+			"llm_slo_name": "interactive", "sloth_window": window}, r.Labels)
 	}
 	assert.Equal(t, []string{"slo:sli_error:ratio_rate5m", "slo:sli_error:ratio_rate30m", "slo:sli_error:ratio_rate1h",
 		"slo:sli_error:ratio_rate2h", "slo:sli_error:ratio_rate6h", "slo:sli_error:ratio_rate1d", "slo:sli_error:ratio_rate3d",
-		"slo:sli_error:ratio_rate30d"}, names)
+		"slo:sli_error_events:rate5m", "slo:sli_total_events:rate5m", "slo:sli_error:ratio_rate30d"}, names)
 	// The 28-day period is "4w", as Sloth writes it.
-	assert.Equal(t, "slo:sli_error:ratio_rate4w", f.Groups[3].Rules[7].Record)
+	assert.Equal(t, "slo:sli_error:ratio_rate4w", f.Groups[3].Rules[9].Record)
+	// The period's ratio is bad / all requests over it, not a mean of ratios.
+	period := rules["sloth-slo-sli-recordings-llmslo-interactive slo:sli_error:ratio_rate30d "]
+	assert.Equal(t, `sum_over_time(slo:sli_error_events:rate5m{sloth_id="llmslo-interactive", sloth_service="llmslo", sloth_slo="interactive"}[30d])
+/
+sum_over_time(slo:sli_total_events:rate5m{sloth_id="llmslo-interactive", sloth_service="llmslo", sloth_slo="interactive"}[30d])
+`, period.Expr)
 
 	sli := rules["sloth-slo-sli-recordings-llmslo-interactive slo:sli_error:ratio_rate5m "]
 	assert.Equal(t, `(sum(rate(llm_slo_requests_total{llm_slo_name="interactive"}[5m])) - sum(rate(llm_slo_requests_met_total{llm_slo_name="interactive"}[5m])))
