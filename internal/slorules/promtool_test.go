@@ -76,12 +76,10 @@ func TestPromtoolCheckRules(t *testing.T) {
 // phase is a stretch of constant traffic: minutes long, per minute.
 type phase struct{ minutes, perMinute float64 }
 
-// counter writes the values of a counter that grows by perMinute each
+// counterFrom writes the values of a counter that grows by perMinute each
 // minute of each phase, in promtool's series notation.
-func counter(phases ...phase) string { return counterFrom(0, phases...) }
-
-// counterFrom is counter starting at base, as a counter that existed
-// before the test does.
+//
+// It starts at base, as a counter that existed before the test does.
 func counterFrom(base float64, phases ...phase) string {
 	var parts []string
 	v := base
