@@ -15,7 +15,6 @@ import (
 	"sync/atomic"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
-
 )
 
 // MaxRecordBytes bounds one protobuf message or JSON document of an input
