@@ -73,7 +73,7 @@ service:
 	require.NoError(t, capture.Close(ctx))
 	require.NoError(t, f.Close())
 
-	r, err := report.Run(ctx, report.Options{}, []string{out}, nil, 0)
+	r, err := report.Run(ctx, report.Options{}, report.Inputs{Paths: []string{out}}, nil, 0)
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), r.Requests)
 	m := r.Latency[0].Metrics

@@ -49,6 +49,8 @@ llmslo define them, and the slowest requests with their trace and span IDs.`,
 	fl.Int64Var(&f.maxGaps, "max-gaps", 64<<20, "inter-token gaps kept for exact pooled ITL percentiles (8 bytes each); beyond it, a 1% sketch")
 	fl.IntVar(&f.top, "top", 10, "slowest requests listed per metric")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on standard error")
+	fl.Int64Var(&f.limits.MaxDecodedBytes, "max-decoded-bytes", report.DefaultMaxDecodedBytes, "bytes read after decompression, over all inputs, before giving up (a gzip bomb stops here)")
+	fl.IntVar(&f.limits.MaxGzipDepth, "max-gzip-depth", report.DefaultMaxGzipDepth, "gzip layers inside one another")
 	return cmd
 }
 
@@ -58,6 +60,7 @@ type reportFlags struct {
 	maxGaps                                  int64
 	top                                      int
 	quiet                                    bool
+	limits                                   report.ReadLimits
 }
 
 func runReport(cmd *cobra.Command, args []string, f *reportFlags) error {
@@ -88,7 +91,13 @@ func runReport(cmd *cobra.Command, args []string, f *reportFlags) error {
 	if !f.quiet {
 		progress = cmd.ErrOrStderr()
 	}
-	r, err := report.Run(cmd.Context(), opts, args, progress, 2*time.Second)
+	if f.limits.MaxDecodedBytes <= 0 || f.limits.MaxGzipDepth <= 0 {
+		return fmt.Errorf("--max-decoded-bytes and --max-gzip-depth must be positive (defaults %d and %d)", report.DefaultMaxDecodedBytes, report.DefaultMaxGzipDepth)
+	}
+	in := report.Inputs{Paths: args, ReadLimits: f.limits, Warn: func(s string) {
+		fmt.Fprintln(cmd.ErrOrStderr(), "llmslo report: warning:", s)
+	}}
+	r, err := report.Run(cmd.Context(), opts, in, progress, 2*time.Second)
 	if err != nil {
 		return err
 	}

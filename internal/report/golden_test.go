@@ -25,7 +25,7 @@ func goldenOptions(t *testing.T) Options {
 }
 
 func runFiles(t *testing.T, opts Options, files ...string) *Report {
-	r, err := Run(context.Background(), opts, files, nil, 0)
+	r, err := Run(context.Background(), opts, Inputs{Paths: files}, nil, 0)
 	require.NoError(t, err)
 	return r
 }

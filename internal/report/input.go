@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,58 +17,150 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// maxMessage bounds one length-prefixed protobuf message (the collector's
-// OTLP receivers take 20 MiB per request by default; this leaves room).
-const maxMessage = 256 << 20
+// MaxRecordBytes bounds one protobuf message or JSON document of an input
+// (and one request of llmslo capture). It stays below 0x0a000000 bytes,
+// so a length prefix never starts with the byte a whole protobuf request
+// starts with (0x0a) and the two formats cannot be mistaken.
+const MaxRecordBytes = 128 << 20
 
-// Read streams every export request of one OTLP trace file to fn, one at a
-// time, so memory holds one request, never the file. The format is found
-// from the first bytes:
+// Defaults of ReadLimits.
+const (
+	DefaultMaxDecodedBytes = 16 << 30
+	DefaultMaxGzipDepth    = 3
+)
+
+// ReadLimits bound the work of reading inputs. The zero value takes the
+// defaults.
+type ReadLimits struct {
+	// MaxDecodedBytes bounds the bytes read after decompression, every
+	// gzip layer counted, over all inputs of a run: a gzip bomb (1 KB of
+	// gzip holds 1 MB of zeros) stops with an error instead of running for
+	// minutes.
+	MaxDecodedBytes int64
+	// MaxGzipDepth bounds gzip inside gzip.
+	MaxGzipDepth int
+}
+
+func (l ReadLimits) withDefaults() ReadLimits {
+	if l.MaxDecodedBytes <= 0 {
+		l.MaxDecodedBytes = DefaultMaxDecodedBytes
+	}
+	if l.MaxGzipDepth <= 0 {
+		l.MaxGzipDepth = DefaultMaxGzipDepth
+	}
+	return l
+}
+
+// TruncatedError is an input whose last record is cut short, as a killed
+// capture or an interrupted copy leaves it: every record before it was
+// read. Callers report it as a warning.
+type TruncatedError struct {
+	What string // "OTLP protobuf message", "OTLP/JSON document"
+	// Record is the cut record (1-based); the Record-1 before it were read.
+	Record int
+	Err    error
+}
+
+func (e *TruncatedError) Error() string {
+	return fmt.Sprintf("truncated: %s %d is cut short (%v); the %d before it were read", e.What, e.Record, e.Err, e.Record-1)
+}
+
+func (e *TruncatedError) Unwrap() error { return e.Err }
+
+// Reader reads OTLP trace files within its limits; the decoded bytes count
+// over every file it reads.
+type Reader struct {
+	lim     ReadLimits
+	decoded int64
+}
+
+// NewReader returns a Reader with lim (zero fields: the defaults).
+func NewReader(lim ReadLimits) *Reader { return &Reader{lim: lim.withDefaults()} }
+
+// Read is NewReader(ReadLimits{}).Read.
+func Read(r io.Reader, counted *atomic.Int64, fn func(ptrace.Traces) error) error {
+	return NewReader(ReadLimits{}).Read(r, counted, fn)
+}
+
+// Read streams every export request of one OTLP trace file to fn, one
+// piece at a time, so memory holds one piece of one request, never the
+// file (a request is cut into pieces of otlpio.PieceBytes between its
+// resources, scopes and spans, so even a request of empty spans decodes
+// in bounded memory). The format is found from the first bytes:
 //
-//   - gzip (1f 8b): decompressed transparently, then read as below;
+//   - gzip (1f 8b): decompressed, then read as below;
 //   - '{' (after whitespace): OTLP/JSON, one ExportTraceServiceRequest per
 //     line as the collector's file exporter writes it, or any sequence of
 //     JSON documents, pretty-printed or not;
-//   - 0a: one binary ExportTraceServiceRequest (protobuf), e.g. a captured
-//     OTLP/HTTP request body;
-//   - 00: a stream of protobuf messages, each preceded by its length as a
-//     4-byte big-endian integer (the file exporter's "proto" format and the
-//     output of llmslo capture).
+//   - a 4-byte big-endian length that fits MaxRecordBytes followed by the
+//     start of a request that fits that length: a stream of protobuf
+//     messages each preceded by its length (the file exporter's "proto"
+//     format and the output of llmslo capture);
+//   - 0a and a length: one binary ExportTraceServiceRequest (protobuf),
+//     e.g. a captured OTLP/HTTP request body.
 //
-// counted, if not nil, is advanced by the bytes read from r (before
-// decompression), for progress reports.
-func Read(r io.Reader, counted *atomic.Int64, fn func(ptrace.Traces) error) error {
+// A cut last record returns a *TruncatedError after every record before it
+// went to fn. counted, if not nil, is advanced by the bytes read from r
+// (before decompression), for progress reports.
+func (rd *Reader) Read(r io.Reader, counted *atomic.Int64, fn func(ptrace.Traces) error) error {
 	if counted != nil {
 		r = &countingReader{r: r, n: counted}
 	}
+	return rd.read(r, 0, fn)
+}
+
+func (rd *Reader) read(r io.Reader, depth int, fn func(ptrace.Traces) error) error {
 	br := bufio.NewReaderSize(r, 1<<20)
-	head, err := br.Peek(2)
-	if len(head) == 0 {
+	peek, err := br.Peek(4096)
+	if len(peek) == 0 {
 		if err == io.EOF {
-			return nil // an empty file holds no spans
+			return nil // an empty input holds no spans
 		}
 		return err
 	}
-	if len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return fmt.Errorf("gzip: %w", err)
-		}
-		defer zr.Close()
-		return Read(zr, nil, fn)
-	}
-	peek, _ := br.Peek(4096)
 	switch {
+	case len(peek) >= 2 && peek[0] == 0x1f && peek[1] == 0x8b:
+		return rd.readGzip(br, depth, fn)
 	case looksJSON(peek):
 		return readJSON(br, fn)
-	case peek[0] == 0x0a:
-		return readProtoWhole(br, fn)
-	case peek[0] == 0x00:
+	case looksDelimited(peek):
 		return readProtoDelimited(br, fn)
+	case looksProto(peek):
+		return readProtoWhole(br, fn)
 	case len(bytes.TrimSpace(peek)) == 0 && len(peek) < 4096:
 		return nil // only whitespace
 	}
-	return fmt.Errorf("unrecognized input (first byte %#02x): expected OTLP/JSON, OTLP protobuf or gzip", peek[0])
+	return fmt.Errorf("unrecognized input (starts % x): expected OTLP/JSON, OTLP protobuf (length-prefixed or one request) or gzip", peek[:min(len(peek), 8)])
+}
+
+func (rd *Reader) readGzip(r io.Reader, depth int, fn func(ptrace.Traces) error) error {
+	if depth >= rd.lim.MaxGzipDepth {
+		return fmt.Errorf("gzip nested more than %d deep: raise --max-gzip-depth if that is meant", rd.lim.MaxGzipDepth)
+	}
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return fmt.Errorf("gzip: %w", err)
+	}
+	defer zr.Close()
+	return rd.read(&decodedLimit{r: zr, rd: rd}, depth+1, fn)
+}
+
+// ErrDecodedLimit is reading past ReadLimits.MaxDecodedBytes.
+var ErrDecodedLimit = errors.New("decoded input over the limit")
+
+// decodedLimit counts what a gzip layer yields against the limit.
+type decodedLimit struct {
+	r  io.Reader
+	rd *Reader
+}
+
+func (d *decodedLimit) Read(p []byte) (int, error) {
+	n, err := d.r.Read(p)
+	d.rd.decoded += int64(n)
+	if d.rd.decoded > d.rd.lim.MaxDecodedBytes {
+		return n, fmt.Errorf("%w: more than %d bytes after decompression: raise --max-decoded-bytes if the input is that large", ErrDecodedLimit, d.rd.lim.MaxDecodedBytes)
+	}
+	return n, err
 }
 
 // looksJSON reports whether b starts, after whitespace, with '{' and then,
@@ -84,124 +175,55 @@ func looksJSON(b []byte) bool {
 	return len(b) == 0 || b[0] == '"' || b[0] == '}'
 }
 
+// looksDelimited checks the first 4 bytes as a length against what
+// follows: an empty message, or a request (0a, then the length of its
+// first ResourceSpans) that fits in it. A cut file whose first message
+// starts right passes, and then reads as truncated.
+func looksDelimited(b []byte) bool {
+	if len(b) < 4 {
+		return false
+	}
+	n := binary.BigEndian.Uint32(b)
+	if n > MaxRecordBytes {
+		return false
+	}
+	if n == 0 {
+		return true
+	}
+	if len(b) < 5 || b[4] != 0x0a {
+		return false
+	}
+	l, k := binary.Uvarint(b[5:])
+	if k == 0 { // the varint runs past the peeked bytes
+		return len(b) == 4096
+	}
+	return k > 0 && l <= uint64(n)-1-uint64(k)
+}
+
+// looksProto checks the start of one ExportTraceServiceRequest: field 1
+// (0a) and a length.
+func looksProto(b []byte) bool {
+	if b[0] != 0x0a {
+		return false
+	}
+	_, k := binary.Uvarint(b[1:])
+	return k > 0 || k == 0 && len(b) == 4096
+}
+
 // ReadFile is Read on a named file, "-" meaning standard input.
 func ReadFile(path string, counted *atomic.Int64, fn func(ptrace.Traces) error) error {
+	return NewReader(ReadLimits{}).ReadFile(path, counted, fn)
+}
+
+// ReadFile is Read on a named file, "-" meaning standard input.
+func (rd *Reader) ReadFile(path string, counted *atomic.Int64, fn func(ptrace.Traces) error) error {
 	if path == "-" {
-		return Read(os.Stdin, counted, fn)
+		return rd.Read(os.Stdin, counted, fn)
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return Read(f, counted, fn)
-}
-
-func readJSON(r io.Reader, fn func(ptrace.Traces) error) error {
-	dec := json.NewDecoder(r)
-	var um ptrace.JSONUnmarshaler
-	for i := 1; ; i++ {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			if err == io.EOF {
-				return nil
-			}
-			return fmt.Errorf("OTLP/JSON document %d: %w", i, err)
-		}
-		td, err := um.UnmarshalTraces(raw)
-		if err != nil {
-			return fmt.Errorf("OTLP/JSON document %d: %w", i, err)
-		}
-		if err := fn(td); err != nil {
-			return err
-		}
-	}
-}
-
-func readProtoWhole(r io.Reader, fn func(ptrace.Traces) error) error {
-	buf, err := io.ReadAll(io.LimitReader(r, maxMessage+1))
-	if err != nil {
-		return err
-	}
-	if len(buf) > maxMessage {
-		return fmt.Errorf("protobuf message over %d bytes: write it length-prefixed (llmslo capture does)", maxMessage)
-	}
-	var um ptrace.ProtoUnmarshaler
-	td, err := um.UnmarshalTraces(buf)
-	if err != nil {
-		return fmt.Errorf("OTLP protobuf: %w", err)
-	}
-	return fn(td)
-}
-
-func readProtoDelimited(r io.Reader, fn func(ptrace.Traces) error) error {
-	var um ptrace.ProtoUnmarshaler
-	var size [4]byte
-	var buf []byte
-	for i := 1; ; i++ {
-		if _, err := io.ReadFull(r, size[:]); err != nil {
-			if err == io.EOF {
-				return nil
-			}
-			return fmt.Errorf("OTLP protobuf message %d: length: %w", i, err)
-		}
-		n := binary.BigEndian.Uint32(size[:])
-		if n > maxMessage {
-			return fmt.Errorf("OTLP protobuf message %d: length %d over %d bytes: not a length-prefixed stream?", i, n, maxMessage)
-		}
-		if cap(buf) < int(n) {
-			buf = make([]byte, n)
-		}
-		buf = buf[:n]
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return fmt.Errorf("OTLP protobuf message %d: %w", i, noEOF(err))
-		}
-		td, err := um.UnmarshalTraces(buf)
-		if err != nil {
-			return fmt.Errorf("OTLP protobuf message %d: %w", i, err)
-		}
-		if err := fn(td); err != nil {
-			return err
-		}
-	}
-}
-
-func noEOF(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
-	}
-	return err
-}
-
-// WriteDelimited appends td to w as one length-prefixed protobuf message,
-// the format Read takes and the collector's file exporter writes.
-func WriteDelimited(w io.Writer, td ptrace.Traces) error {
-	var m ptrace.ProtoMarshaler
-	b, err := m.MarshalTraces(td)
-	if err != nil {
-		return err
-	}
-	return WriteDelimitedBytes(w, b)
-}
-
-// WriteDelimitedBytes writes one already encoded ExportTraceServiceRequest.
-func WriteDelimitedBytes(w io.Writer, msg []byte) error {
-	var size [4]byte
-	binary.BigEndian.PutUint32(size[:], uint32(len(msg)))
-	if _, err := w.Write(size[:]); err != nil {
-		return err
-	}
-	_, err := w.Write(msg)
-	return err
-}
-
-type countingReader struct {
-	r io.Reader
-	n *atomic.Int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
+	return rd.Read(f, counted, fn)
 }

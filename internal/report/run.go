@@ -5,6 +5,7 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync/atomic"
@@ -13,10 +14,20 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
+// Inputs are the files Run reads and how.
+type Inputs struct {
+	Paths []string
+	ReadLimits
+	// Warn, if not nil, gets each input read with a problem that left the
+	// records before it intact (a truncated last record).
+	Warn func(string)
+}
+
 // Run reads every input through a new Engine and returns the report.
 // progress, if not nil, gets a line every interval once a run takes longer
 // than that (bytes read, spans, requests).
-func Run(ctx context.Context, opts Options, inputs []string, progress io.Writer, interval time.Duration) (*Report, error) {
+func Run(ctx context.Context, opts Options, in Inputs, progress io.Writer, interval time.Duration) (*Report, error) {
+	inputs := in.Paths
 	e, err := NewEngine(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -49,19 +60,7 @@ func Run(ctx context.Context, opts Options, inputs []string, progress io.Writer,
 			}
 		}
 	}()
-	var runErr error
-	for _, in := range inputs {
-		err := ReadFile(in, &read, func(td ptrace.Traces) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			return e.Consume(ctx, td)
-		})
-		if err != nil {
-			runErr = fmt.Errorf("%s: %w", in, err)
-			break
-		}
-	}
+	runErr := readAll(ctx, e, in, &read)
 	close(stop)
 	<-done
 	if err := e.Close(ctx); err != nil && runErr == nil {
@@ -74,4 +73,29 @@ func Run(ctx context.Context, opts Options, inputs []string, progress io.Writer,
 		fmt.Fprintln(progress, line()+", done")
 	}
 	return e.Report(inputs), nil
+}
+
+// readAll reads every input into e: a truncated input is a warning, any
+// other error stops the run.
+func readAll(ctx context.Context, e *Engine, in Inputs, read *atomic.Int64) error {
+	rd := NewReader(in.ReadLimits)
+	for _, path := range in.Paths {
+		err := rd.ReadFile(path, read, func(td ptrace.Traces) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return e.Consume(ctx, td)
+		})
+		var trunc *TruncatedError
+		if errors.As(err, &trunc) {
+			if in.Warn != nil {
+				in.Warn(fmt.Sprintf("%s: %v", path, err))
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return nil
 }

@@ -1,0 +1,201 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otlpio
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// PieceBytes is the size SplitTraces cuts an export request into: decoded
+// into pdata, a piece takes up to about 130 times its encoded size (an
+// empty span is 2 bytes on the wire and 252 allocated, measured with
+// pdata v1.71), so pieces of 512 KiB keep one decoded piece under about
+// 70 MB whatever the request holds.
+const PieceBytes = 512 << 10
+
+// Field numbers of the OTLP trace messages SplitTraces walks: the
+// repeated field of each level, the one that is split.
+const (
+	fieldResourceSpans = 1 // ExportTraceServiceRequest.resource_spans
+	fieldScopeSpans    = 2 // ResourceSpans.scope_spans
+	fieldSpans         = 2 // ScopeSpans.spans
+)
+
+// errWire is a malformed protobuf encoding.
+var errWire = errors.New("malformed protobuf")
+
+// SplitTraces calls fn with encoded ExportTraceServiceRequests of at most
+// max bytes each that together hold every span of msg, each span once,
+// under its own resource and scope: the encoded request is cut between
+// resources, scopes or spans without being decoded, so a caller decodes
+// one piece at a time and memory holds one piece, not the request. A
+// request of at most max bytes is passed on as it is; a single span larger
+// than max is one piece of its own. Only the three levels are parsed, so a
+// malformed span is found when fn decodes its piece.
+func SplitTraces(msg []byte, limit int, fn func(piece []byte) error) error {
+	if len(msg) <= limit {
+		return fn(msg)
+	}
+	s := &splitter{limit: limit, fn: fn}
+	err := eachField(msg, func(num, typ int, field, value []byte) error {
+		if num != fieldResourceSpans || typ != wireBytes {
+			return nil // ExportTraceServiceRequest has no other field
+		}
+		return s.resource(value)
+	})
+	if err != nil {
+		return err
+	}
+	return s.flush()
+}
+
+// splitter gathers ResourceSpans into a request until the next would
+// take it past limit.
+type splitter struct {
+	limit int
+	fn    func([]byte) error
+	buf   []byte
+}
+
+func (s *splitter) add(rs []byte) error {
+	n := fieldSize(len(rs))
+	if len(s.buf) > 0 && len(s.buf)+n > s.limit {
+		if err := s.flush(); err != nil {
+			return err
+		}
+	}
+	s.buf = appendField(s.buf, fieldResourceSpans, rs)
+	return nil
+}
+
+func (s *splitter) flush() error {
+	if len(s.buf) == 0 {
+		return nil
+	}
+	err := s.fn(s.buf)
+	s.buf = s.buf[:0]
+	return err
+}
+
+// resource adds one ResourceSpans, cut between its scopes (and their
+// spans) when it does not fit a piece by itself.
+func (s *splitter) resource(rs []byte) error {
+	if fieldSize(len(rs)) <= s.limit {
+		return s.add(rs)
+	}
+	return splitLevel(rs, fieldScopeSpans, s.limit, false, func(head, scope []byte) error {
+		if fieldSize(len(head)+fieldSize(len(scope))) <= s.limit {
+			return s.add(appendField(head, fieldScopeSpans, scope))
+		}
+		return splitLevel(scope, fieldSpans, s.limit, true, func(shead, spans []byte) error {
+			ss := append(shead, spans...)
+			return s.add(appendField(head, fieldScopeSpans, ss))
+		})
+	})
+}
+
+// splitLevel calls fn for the repeated field child of m with a copy of m's
+// other fields as head: with each child's value, or with runs of whole
+// encoded child fields that fit limit together with the head.
+func splitLevel(m []byte, child, limit int, runs bool, fn func(head, items []byte) error) error {
+	var head []byte
+	err := eachField(m, func(num, typ int, field, _ []byte) error {
+		if num != child || typ != wireBytes {
+			head = append(head, field...)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var run []byte
+	err = eachField(m, func(num, typ int, field, value []byte) error {
+		if num != child || typ != wireBytes {
+			return nil
+		}
+		if !runs {
+			return fn(append([]byte(nil), head...), value)
+		}
+		if len(run) > 0 && fieldSize(len(head)+len(run)+len(field)) > limit {
+			if err := fn(append([]byte(nil), head...), run); err != nil {
+				return err
+			}
+			run = run[:0]
+		}
+		run = append(run, field...)
+		return nil
+	})
+	if err == nil && len(run) > 0 {
+		err = fn(append([]byte(nil), head...), run)
+	}
+	return err
+}
+
+// Wire types of the protobuf encoding.
+const (
+	wireVarint  = 0
+	wireFixed64 = 1
+	wireBytes   = 2
+	wireFixed32 = 5
+)
+
+// eachField calls fn with every field of the encoded message m: its
+// number, wire type, whole encoding and, for length-delimited fields, the
+// value. The work is bounded by len(m): each field consumes its bytes.
+func eachField(m []byte, fn func(num, typ int, field, value []byte) error) error {
+	for off := 0; off < len(m); {
+		tag, n := binary.Uvarint(m[off:])
+		if n <= 0 || tag>>3 == 0 || tag>>3 > 1<<29-1 {
+			return fmt.Errorf("%w: bad tag at byte %d", errWire, off)
+		}
+		start, num, typ := off, int(tag>>3), int(tag&7)
+		off += n
+		var value []byte
+		switch typ {
+		case wireVarint:
+			if _, n = binary.Uvarint(m[off:]); n <= 0 {
+				return fmt.Errorf("%w: bad varint at byte %d", errWire, off)
+			}
+			off += n
+		case wireFixed64, wireFixed32:
+			w := 8
+			if typ == wireFixed32 {
+				w = 4
+			}
+			if len(m)-off < w {
+				return fmt.Errorf("%w: field %d cut at byte %d", errWire, num, off)
+			}
+			off += w
+		case wireBytes:
+			l, n := binary.Uvarint(m[off:])
+			if n <= 0 || l > uint64(len(m)-off-n) {
+				return fmt.Errorf("%w: field %d: length past the end at byte %d", errWire, num, off)
+			}
+			off += n
+			value = m[off : off+int(l)]
+			off += int(l)
+		default:
+			return fmt.Errorf("%w: wire type %d at byte %d", errWire, typ, start)
+		}
+		if err := fn(num, typ, m[start:off], value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fieldSize is the encoded size of a length-delimited field of a small
+// field number with n bytes of value.
+func fieldSize(n int) int {
+	var b [binary.MaxVarintLen64]byte
+	return 1 + binary.PutUvarint(b[:], uint64(n)) + n
+}
+
+func appendField(b []byte, num int, value []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(num)<<3|wireBytes)
+	b = binary.AppendUvarint(b, uint64(len(value)))
+	return append(b, value...)
+}

@@ -1,0 +1,175 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package report
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llmslo/llmslo/internal/otlpio"
+)
+
+// MaxJSONObjects bounds the JSON objects of one OTLP/JSON document: pdata
+// decodes a document whole, about 260 bytes per object for empty spans
+// ({} on 2 bytes), so this keeps one document under about 1 GB.
+const MaxJSONObjects = 4 << 20
+
+func readJSON(r io.Reader, fn func(ptrace.Traces) error) error {
+	lr := &docLimiter{r: r}
+	dec := json.NewDecoder(lr)
+	var um ptrace.JSONUnmarshaler
+	for i := 1; ; i++ {
+		lr.left = dec.InputOffset() + MaxRecordBytes - lr.read
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				return &TruncatedError{What: "OTLP/JSON document", Record: i, Err: err}
+			}
+			return fmt.Errorf("OTLP/JSON document %d: %w", i, err)
+		}
+		if n := bytes.Count(raw, []byte("{")); n > MaxJSONObjects {
+			return fmt.Errorf("OTLP/JSON document %d: %d objects, over %d (decoded whole, it would take about %d MB): write it as protobuf or in smaller documents", i, n, MaxJSONObjects, n*260>>20)
+		}
+		td, err := um.UnmarshalTraces(raw)
+		if err != nil {
+			return fmt.Errorf("OTLP/JSON document %d: %w", i, err)
+		}
+		if err := fn(td); err != nil {
+			return err
+		}
+	}
+}
+
+// docLimiter stops a JSON document past MaxRecordBytes while it is read,
+// before the decoder holds more of it.
+type docLimiter struct {
+	r          io.Reader
+	read, left int64
+}
+
+func (d *docLimiter) Read(p []byte) (int, error) {
+	if d.left <= 0 {
+		return 0, fmt.Errorf("document over %d bytes: write it as protobuf or in smaller documents", MaxRecordBytes)
+	}
+	if int64(len(p)) > d.left {
+		p = p[:d.left]
+	}
+	n, err := d.r.Read(p)
+	d.read += int64(n)
+	d.left -= int64(n)
+	return n, err
+}
+
+func readProtoWhole(r io.Reader, fn func(ptrace.Traces) error) error {
+	buf, err := io.ReadAll(io.LimitReader(r, MaxRecordBytes+1))
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return &TruncatedError{What: "OTLP protobuf request", Record: 1, Err: err}
+	}
+	if err != nil {
+		return err
+	}
+	if len(buf) > MaxRecordBytes {
+		return fmt.Errorf("protobuf message over %d bytes: write it length-prefixed (llmslo capture does)", MaxRecordBytes)
+	}
+	if err := decodeProto(buf, fn); err != nil {
+		return fmt.Errorf("OTLP protobuf: %w", err)
+	}
+	return nil
+}
+
+func readProtoDelimited(r io.Reader, fn func(ptrace.Traces) error) error {
+	var size [4]byte
+	var buf []byte
+	for i := 1; ; i++ {
+		if _, err := io.ReadFull(r, size[:]); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return cut(i, "length", err)
+		}
+		n := binary.BigEndian.Uint32(size[:])
+		if n > MaxRecordBytes {
+			return fmt.Errorf("OTLP protobuf message %d: length %d over %d bytes: not a length-prefixed stream?", i, n, MaxRecordBytes)
+		}
+		if n == 0 {
+			continue // an empty request: nothing to decode
+		}
+		if cap(buf) < int(n) {
+			buf = make([]byte, n)
+		}
+		buf = buf[:n]
+		if k, err := io.ReadFull(r, buf); err != nil {
+			return cut(i, fmt.Sprintf("%d of %d bytes", k, n), err)
+		}
+		if err := decodeProto(buf, fn); err != nil {
+			return fmt.Errorf("OTLP protobuf message %d: %w", i, err)
+		}
+	}
+}
+
+// cut is the error of record i cut short: a *TruncatedError when the
+// input ended (a gzip stream cut anywhere ends the same way), else the
+// read error.
+func cut(i int, what string, err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return &TruncatedError{What: "OTLP protobuf message", Record: i, Err: fmt.Errorf("%s: %w", what, io.ErrUnexpectedEOF)}
+	}
+	return fmt.Errorf("OTLP protobuf message %d: %s: %w", i, what, err)
+}
+
+// decodeProto decodes one encoded request piece by piece (see Read).
+func decodeProto(msg []byte, fn func(ptrace.Traces) error) error {
+	var um ptrace.ProtoUnmarshaler
+	return otlpio.SplitTraces(msg, otlpio.PieceBytes, func(piece []byte) error {
+		td, err := um.UnmarshalTraces(piece)
+		if err != nil {
+			return err
+		}
+		return fn(td)
+	})
+}
+
+// WriteDelimited appends td to w as one length-prefixed protobuf message,
+// the format Read takes and the collector's file exporter writes.
+func WriteDelimited(w io.Writer, td ptrace.Traces) error {
+	var m ptrace.ProtoMarshaler
+	b, err := m.MarshalTraces(td)
+	if err != nil {
+		return err
+	}
+	return WriteDelimitedBytes(w, b)
+}
+
+// WriteDelimitedBytes writes one already encoded ExportTraceServiceRequest.
+func WriteDelimitedBytes(w io.Writer, msg []byte) error {
+	_, err := w.Write(AppendDelimited(nil, msg))
+	return err
+}
+
+// AppendDelimited appends msg with its length prefix to b.
+func AppendDelimited(b, msg []byte) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(len(msg)))
+	return append(b, msg...)
+}
+
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
