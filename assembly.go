@@ -447,13 +447,27 @@ func (a *assembler) emit(ctx context.Context, td ptrace.Traces) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !consumererror.IsPermanent(err) && a.released.SpanCount()+n <= a.cfg.MaxHeld {
-		td.ResourceSpans().MoveAndAppendTo(a.released.ResourceSpans())
+		// td is no longer ours: a fan-out to several consumers marks what
+		// it hands them read-only, so the spans are copied back, never
+		// moved (moving them panicked with "invalid access to shared data").
+		keepCopy(td, a.released)
 		a.logger.Debug("held LLM request spans refused downstream; retrying with the next batch", zap.Error(err), zap.Int("spans", n))
 		return err
 	}
 	a.tel.evictions.Add(context.Background(), int64(n), a.tel.evictionAttrs[evictRefused])
 	a.logger.Warn("dropping held LLM request spans refused downstream", zap.Error(err), zap.Int("spans", n))
 	return err
+}
+
+// keepCopy appends a copy of every resource of td to into; td may be
+// read-only.
+func keepCopy(td, into ptrace.Traces) {
+	dst := into.ResourceSpans()
+	src := td.ResourceSpans()
+	dst.EnsureCapacity(dst.Len() + src.Len())
+	for i := range src.Len() {
+		src.At(i).CopyTo(dst.AppendEmpty())
+	}
 }
 
 // toSteps sorts the steps by time and turns counters into per-step token
