@@ -228,11 +228,11 @@ func TestAssemblyRefusedReadOnly(t *testing.T) {
 			td := ptrace.NewTraces()
 			spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
 			requestSpan(spans, 1, 5)
-			requestSpan(spans, 2, 5)
+			requestSpan(spans, 2, 7)
 			_, err = p.processTraces(context.Background(), td)
 			require.ErrorIs(t, err, processorhelper.ErrSkipProcessingData, "both held")
 			now = now.Add(time.Minute)
-			_ = p.asm.emit(context.Background(), p.asm.expire(now, false)) // the timer
+			_ = p.asm.emit(context.Background(), p.asm.expire(now, false))     // the timer
 			_, err = p.processTraces(context.Background(), ptrace.NewTraces()) // a request
 			require.NoError(t, err)
 			_ = p.asm.emit(context.Background(), p.asm.expire(now, false)) // the timer again
