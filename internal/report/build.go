@@ -445,7 +445,7 @@ func (e *Engine) groupCDFs(gi uint32, a *latencyAcc) []cdf {
 			vals = u.sortedValues(cdfPoints)
 		}
 		if len(vals) > 0 {
-			cdfs = append(cdfs, cdf{metric: metricIDs[m], group: e.groups[gi], sorted: thin(vals, cdfPoints)})
+			cdfs = append(cdfs, cdf{metric: metricIDs[m], group: e.groups[gi], requests: a.n, sorted: thin(vals, cdfPoints)})
 		}
 	}
 	return cdfs

@@ -52,9 +52,10 @@ type Report struct {
 
 // cdf is up to cdfPoints order statistics of one metric in one group.
 type cdf struct {
-	metric string
-	group  Group
-	sorted []float64
+	metric   string
+	group    Group
+	requests int64 // the group's requests: plots of many groups draw the largest
+	sorted   []float64
 }
 
 const cdfPoints = 400
