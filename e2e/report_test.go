@@ -8,7 +8,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -22,14 +21,14 @@ import (
 )
 
 // TestCaptureFromCollector is the README's capture recipe with the built
-// distribution: the collector's own otlphttp exporter (default settings:
+// distribution: the collector's own otlp_http exporter (default settings:
 // protobuf, gzip) sends the enriched spans to llmslo capture's receiver, and
 // llmslo report reads the file back with the same values.
 func TestCaptureFromCollector(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "traces.pb")
-	f, err := os.Create(out)
+	f, _, err := report.OpenCaptureFile(out, false, false)
 	require.NoError(t, err)
-	capture, err := report.NewCapture("127.0.0.1:0", f, false)
+	capture, err := report.NewCapture("127.0.0.1:0", f, report.CaptureOptions{})
 	require.NoError(t, err)
 	grpcPort := freePort(t)
 	startCollector(t, fmt.Sprintf(`
@@ -43,14 +42,14 @@ processors:
     slos:
       - {name: interactive, ttft: 500ms, tpot: 15ms, e2e: 2s}
 exporters:
-  otlphttp/capture:
+  otlp_http/capture:
     endpoint: http://%s
 service:
   pipelines:
     traces:
       receivers: [otlp]
       processors: [llm_slo]
-      exporters: [otlphttp/capture]
+      exporters: [otlp_http/capture]
   telemetry:
     metrics:
       level: none

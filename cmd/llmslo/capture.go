@@ -4,13 +4,10 @@
 package main
 
 import (
-	"compress/gzip"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -20,58 +17,65 @@ import (
 )
 
 // newCaptureCommand is `llmslo capture`: an OTLP/HTTP receiver that writes
-// what a collector's otlphttp exporter sends to a file for llmslo report.
+// what a collector's otlp_http exporter sends to a file for llmslo report.
 func newCaptureCommand() *cobra.Command {
 	var f captureFlags
 	cmd := &cobra.Command{
 		Use:   "capture --out FILE [--listen ADDR]",
-		Short: "Receive OTLP/HTTP traces (from a collector's otlphttp exporter) into a file for llmslo report",
+		Short: "Receive OTLP/HTTP traces (from a collector's otlp_http exporter) into a file for llmslo report",
 		Long: `Listens for OTLP/HTTP trace exports (POST /v1/traces, protobuf or JSON, gzip or not) and
 appends each request to FILE as length-prefixed protobuf (the collector's file exporter format),
-or as OTLP/JSON lines with --json; FILE ending in .gz is gzip-compressed. Runs until
-interrupted (SIGINT/SIGTERM) or for --duration. In the collector:
+or as OTLP/JSON lines with --json; FILE ending in .gz holds one gzip member per request. A request
+is answered 200 only once it is in FILE as a complete record, so a killed capture loses nothing it
+acknowledged; a failed write (a full disk) is answered 503, which the exporter retries, and leaves
+no partial record. An existing FILE is appended to, never truncated. Runs until interrupted
+(SIGINT/SIGTERM) or for --duration. In the collector:
 
   exporters:
-    otlphttp/capture:
+    otlp_http/capture:
       endpoint: http://127.0.0.1:4320
-  service.pipelines.traces.exporters: [..., otlphttp/capture]`,
+  service.pipelines.traces.exporters: [..., otlp_http/capture]`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCapture(cmd, &f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:4320", "address to listen on")
-	fl.StringVarP(&f.out, "out", "o", "", "file to write (.gz: gzip-compressed)")
+	fl.StringVarP(&f.out, "out", "o", "", "file to append to (.gz: gzip-compressed)")
 	fl.BoolVar(&f.asJSON, "json", false, "write OTLP/JSON lines instead of length-prefixed protobuf")
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (default: until interrupted)")
+	fl.BoolVar(&f.fsync, "fsync", false, "sync the file to disk before acknowledging each request (survives a power loss, not only a kill)")
+	fl.Int64Var(&f.opts.MaxRequestBytes, "max-request-bytes", report.DefaultMaxRequestBytes, "largest request, decoded; larger ones are answered 413")
+	fl.IntVar(&f.opts.MaxConcurrent, "max-concurrent", report.DefaultMaxConcurrent, "requests read and decoded at once; others wait, then get 503")
+	fl.DurationVar(&f.opts.ReadTimeout, "read-timeout", report.DefaultReadTimeout, "longest time to read one request")
 	return cmd
 }
 
 type captureFlags struct {
-	listen, out string
-	asJSON      bool
-	duration    time.Duration
+	listen, out   string
+	asJSON, fsync bool
+	duration      time.Duration
+	opts          report.CaptureOptions
 }
 
 func runCapture(cmd *cobra.Command, f *captureFlags) error {
 	if f.out == "" {
-		return fmt.Errorf("--f.out is required")
+		return fmt.Errorf("--out is required: the file to append the traces to")
 	}
-	file, err := os.Create(f.out)
+	stderr := cmd.ErrOrStderr()
+	file, note, err := report.OpenCaptureFile(f.out, f.asJSON, f.fsync)
 	if err != nil {
 		return err
 	}
-	var w io.Writer = file
-	var zw *gzip.Writer
-	if strings.HasSuffix(f.out, ".gz") {
-		zw = gzip.NewWriter(file)
-		w = zw
+	if note != "" {
+		fmt.Fprintf(stderr, "llmslo capture: %s\n", note)
 	}
-	c, err := report.NewCapture(f.listen, w, f.asJSON)
+	f.opts.Warn = func(s string) { fmt.Fprintf(stderr, "llmslo capture: %s\n", s) }
+	c, err := report.NewCapture(f.listen, file, f.opts)
 	if err != nil {
 		_ = file.Close()
 		return err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "llmslo capture: receiving OTLP/HTTP traces on http://%s/v1/traces into %s\n", c.Addr(), f.out)
+	fmt.Fprintf(stderr, "llmslo capture: receiving OTLP/HTTP traces on http://%s/v1/traces into %s\n", c.Addr(), f.out)
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if f.duration > 0 {
@@ -83,14 +87,9 @@ func runCapture(cmd *cobra.Command, f *captureFlags) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err = c.Close(sctx)
-	if zw != nil {
-		if zerr := zw.Close(); err == nil {
-			err = zerr
-		}
-	}
 	if ferr := file.Close(); err == nil {
 		err = ferr
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "llmslo capture: %d requests, %d spans written to %s\n", c.Requests(), c.Spans(), f.out)
+	fmt.Fprintf(stderr, "llmslo capture: %d requests, %d spans written to %s\n", c.Requests(), c.Spans(), f.out)
 	return err
 }

@@ -4,7 +4,7 @@
 package report
 
 import (
-	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -21,37 +21,83 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 )
 
-// Capture is a small OTLP/HTTP traces receiver that appends every export
-// request it receives to a file that Read takes: point a collector's
-// otlphttp exporter at it (endpoint http://ADDR; the exporter posts
-// protobuf to /v1/traces, gzip-compressed by default). Requests in
-// OTLP/JSON are accepted too. The file is length-prefixed protobuf, or
-// OTLP/JSON lines when JSON is set; gzip when the writer wants it.
-type Capture struct {
-	JSON bool
+// Defaults of CaptureOptions.
+const (
+	DefaultMaxRequestBytes = 64 << 20
+	DefaultMaxConcurrent   = 4
+	DefaultReadTimeout     = 30 * time.Second
+	// slotWait is how long a request waits for a free slot before it is
+	// answered 503 (retryable), so a crowd of slow senders delays a
+	// normal one by at most this long.
+	slotWait = 5 * time.Second
+)
 
-	mu    sync.Mutex
-	w     *bufio.Writer
-	srv   *http.Server
-	ln    net.Listener
-	spans atomic.Int64
-	reqs  atomic.Int64
-	err   error
+// CaptureOptions configure a Capture. Zero fields take the defaults.
+type CaptureOptions struct {
+	// MaxRequestBytes bounds one request after decompression (counted
+	// while decompressing); past it the answer is 413. At most
+	// MaxRecordBytes.
+	MaxRequestBytes int64
+	// MaxConcurrent bounds the requests read and decoded at once, so
+	// memory stays near MaxConcurrent x MaxRequestBytes.
+	MaxConcurrent int
+	// ReadTimeout bounds reading one request, headers and body.
+	ReadTimeout time.Duration
+	// Warn, if not nil, gets write failures and the recovery after them.
+	Warn func(string)
 }
 
-// maxBody bounds one request body (decompressed).
-const maxBody = 64 << 20
+func (o CaptureOptions) withDefaults() (CaptureOptions, error) {
+	if o.MaxRequestBytes <= 0 {
+		o.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if o.MaxRequestBytes > MaxRecordBytes {
+		return o, fmt.Errorf("max request bytes %d: at most %d (what llmslo report reads as one record)", o.MaxRequestBytes, MaxRecordBytes)
+	}
+	if o.MaxConcurrent <= 0 {
+		o.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = DefaultReadTimeout
+	}
+	return o, nil
+}
 
-// NewCapture listens on addr and writes to w.
-func NewCapture(addr string, w io.Writer, json bool) (*Capture, error) {
+// Capture is a small OTLP/HTTP traces receiver that appends every export
+// request it receives to a CaptureFile that Read takes: point a
+// collector's otlp_http exporter at it (endpoint http://ADDR; the exporter
+// posts protobuf to /v1/traces, gzip-compressed by default). Requests in
+// OTLP/JSON are accepted too. A request is answered 200 only once it is in
+// the file as a complete record; a write that fails is answered 503, which
+// the exporter retries.
+type Capture struct {
+	opts     CaptureOptions
+	file     *CaptureFile
+	slots    chan struct{}
+	srv      *http.Server
+	ln       net.Listener
+	inflight sync.WaitGroup
+	spans    atomic.Int64
+	reqs     atomic.Int64
+}
+
+// NewCapture listens on addr and appends to file.
+func NewCapture(addr string, file *CaptureFile, opts CaptureOptions) (*Capture, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	c := &Capture{JSON: json, w: bufio.NewWriterSize(w, 1<<20), ln: ln}
+	c := &Capture{opts: opts, file: file, ln: ln, slots: make(chan struct{}, opts.MaxConcurrent)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/traces", c.handle)
-	c.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	c.srv = &http.Server{
+		Handler: mux, ReadHeaderTimeout: min(10*time.Second, opts.ReadTimeout), ReadTimeout: opts.ReadTimeout,
+		WriteTimeout: opts.ReadTimeout + 10*time.Second, IdleTimeout: 2 * time.Minute,
+	}
 	go func() { _ = c.srv.Serve(ln) }()
 	return c, nil
 }
@@ -63,47 +109,37 @@ func (c *Capture) Addr() string { return c.ln.Addr().String() }
 func (c *Capture) Spans() int64    { return c.spans.Load() }
 func (c *Capture) Requests() int64 { return c.reqs.Load() }
 
+// httpError is an answer other than 200.
+type httpError struct {
+	code int
+	msg  string
+}
+
 func (c *Capture) handle(w http.ResponseWriter, r *http.Request) {
+	c.inflight.Add(1)
+	defer c.inflight.Done()
 	if r.Method != http.MethodPost {
 		http.Error(w, "POST only", http.StatusMethodNotAllowed)
 		return
 	}
-	var body io.Reader = r.Body
-	switch enc := r.Header.Get("Content-Encoding"); enc {
-	case "", "identity":
-	case "gzip":
-		zr, err := gzip.NewReader(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		defer zr.Close()
-		body = zr
-	default:
-		http.Error(w, "unsupported Content-Encoding "+enc+": use gzip or none", http.StatusUnsupportedMediaType)
+	timer := time.NewTimer(slotWait)
+	defer timer.Stop()
+	select {
+	case c.slots <- struct{}{}:
+		defer func() { <-c.slots }()
+	case <-timer.C:
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "busy: too many requests at once", http.StatusServiceUnavailable)
+		return
+	case <-r.Context().Done():
 		return
 	}
-	buf, err := io.ReadAll(io.LimitReader(body, maxBody+1))
-	if err == nil && len(buf) > maxBody {
-		err = fmt.Errorf("request over %d bytes", maxBody)
-	}
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	req := ptraceotlp.NewExportRequest()
 	isJSON := strings.HasPrefix(r.Header.Get("Content-Type"), "application/json")
-	if isJSON {
-		err = req.UnmarshalJSON(buf)
-	} else {
-		err = req.UnmarshalProto(buf)
-	}
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	if err := c.write(req.Traces(), buf, isJSON); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+	if herr := c.receive(r, isJSON); herr != nil {
+		if herr.code == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "1")
+		}
+		http.Error(w, herr.msg, herr.code)
 		return
 	}
 	resp := ptraceotlp.NewExportResponse()
@@ -118,54 +154,108 @@ func (c *Capture) handle(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
-func (c *Capture) write(td ptrace.Traces, raw []byte, rawJSON bool) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
-		return c.err
+// receive reads, checks and writes one request.
+func (c *Capture) receive(r *http.Request, isJSON bool) *httpError {
+	buf, herr := c.body(r)
+	if herr != nil {
+		return herr
 	}
-	var err error
-	switch {
-	case c.JSON:
-		var b []byte
-		if b, err = (&ptrace.JSONMarshaler{}).MarshalTraces(td); err == nil {
-			if _, err = c.w.Write(b); err == nil {
-				err = c.w.WriteByte('\n')
-			}
-		}
-	case !rawJSON:
-		err = WriteDelimitedBytes(c.w, raw) // the body as received
-	default:
-		err = WriteDelimited(c.w, td)
-	}
-	if err == nil {
-		// Each request is flushed whole, so the file is readable while
-		// the capture runs.
-		err = c.w.Flush()
-	}
+	rec, spans, err := encodeRecord(buf, isJSON, c.file.json)
 	if err != nil {
-		c.err = err
-		return err
+		return &httpError{http.StatusBadRequest, err.Error()}
+	}
+	if err := c.file.Append(rec); err != nil {
+		c.warn(fmt.Sprintf("write failed, answering 503 until it works again: %v", err))
+		return &httpError{http.StatusServiceUnavailable, "capture file: " + err.Error()}
 	}
 	c.reqs.Add(1)
-	c.spans.Add(int64(td.SpanCount()))
+	c.spans.Add(int64(spans))
 	return nil
 }
 
-// Close stops receiving (waiting up to ctx for requests in flight) and
-// flushes the file.
+// body reads the request body, decompressed, within MaxRequestBytes.
+func (c *Capture) body(r *http.Request) ([]byte, *httpError) {
+	limit := c.opts.MaxRequestBytes
+	var body io.Reader = http.MaxBytesReader(nil, r.Body, limit+1)
+	switch enc := r.Header.Get("Content-Encoding"); enc {
+	case "", "identity":
+	case "gzip":
+		zr, err := gzip.NewReader(body)
+		if err != nil {
+			return nil, &httpError{http.StatusBadRequest, "gzip: " + err.Error()}
+		}
+		defer zr.Close()
+		body = zr
+	default:
+		return nil, &httpError{http.StatusUnsupportedMediaType, "unsupported Content-Encoding " + enc + ": use gzip or none"}
+	}
+	buf, err := io.ReadAll(io.LimitReader(body, limit+1))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) || err == nil && int64(len(buf)) > limit {
+		return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Sprintf("request over %d bytes (decoded): send smaller batches or raise --max-request-bytes", limit)}
+	}
+	if err != nil {
+		return nil, &httpError{http.StatusBadRequest, "reading the request: " + err.Error()}
+	}
+	return buf, nil
+}
+
+// encodeRecord checks a request body and returns the record it is
+// written as, and its spans. A protobuf body is checked piece by piece
+// (see decodeProto) and, for a protobuf file, written as received.
+func encodeRecord(body []byte, bodyJSON, fileJSON bool) ([]byte, int, error) {
+	spans := 0
+	if !bodyJSON {
+		var rec []byte
+		err := decodeProto(body, func(td ptrace.Traces) error {
+			spans += td.SpanCount()
+			if fileJSON {
+				b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+				rec = append(append(rec, b...), '\n')
+				return err
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, 0, fmt.Errorf("OTLP protobuf: %w", err)
+		}
+		if !fileJSON {
+			rec = AppendDelimited(nil, body)
+		}
+		return rec, spans, nil
+	}
+	if n := bytes.Count(body, []byte("{")); n > MaxJSONObjects {
+		return nil, 0, fmt.Errorf("OTLP/JSON request of %d objects, over %d: send smaller batches or protobuf", n, MaxJSONObjects)
+	}
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(body)
+	if err != nil {
+		return nil, 0, fmt.Errorf("OTLP/JSON: %w", err)
+	}
+	if fileJSON {
+		b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+		return append(b, '\n'), td.SpanCount(), err
+	}
+	b, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+	return AppendDelimited(nil, b), td.SpanCount(), err
+}
+
+func (c *Capture) warn(s string) {
+	if c.opts.Warn != nil {
+		c.opts.Warn(s)
+	}
+}
+
+// Close stops receiving: it waits up to ctx for the requests in flight,
+// then drops the connections still open (their requests were not
+// answered, so the sender still holds them) and waits for their handlers,
+// so nothing writes to the file once Close returns. The file is left open
+// for its owner to close.
 func (c *Capture) Close(ctx context.Context) error {
 	err := c.srv.Shutdown(ctx)
-	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		_ = c.srv.Close()
+		c.warn(fmt.Sprintf("stopped waiting for requests in flight (%v): they were not acknowledged", err))
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if ferr := c.w.Flush(); err == nil {
-		err = ferr
-	}
-	if err == nil {
-		err = c.err
-	}
-	return err
+	c.inflight.Wait()
+	return nil
 }
