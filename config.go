@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
 
 	"github.com/llmslo/llmslo/internal/contract"
+	"github.com/llmslo/llmslo/internal/derive"
 	"github.com/llmslo/llmslo/internal/preset"
 	"github.com/llmslo/llmslo/internal/promtime"
 )
@@ -328,8 +330,11 @@ func (s *SLOConfig) validate(field string) []error {
 			continue
 		}
 		set++
-		if *t.d <= 0 {
+		switch {
+		case *t.d <= 0:
 			errs = append(errs, fmt.Errorf("%s.%s: %v must be a positive duration such as 500ms", field, t.name, *t.d))
+		case t.d.Seconds() > derive.MaxSeconds:
+			errs = append(errs, fmt.Errorf("%s.%s: %v is beyond a week (168h): the processor takes longer values as corrupt, so no request could fail it", field, t.name, *t.d))
 		}
 	}
 	fromErrs, from := s.validateFrom(field)
@@ -337,13 +342,29 @@ func (s *SLOConfig) validate(field string) []error {
 	if set == 0 && from == 0 {
 		errs = append(errs, fmt.Errorf("%s: set at least one of ttft, tpot, itl, e2e, queue_time (or its _from)", field))
 	}
-	if o := s.Objective; o != nil && !(*o > 0 && *o < 100) {
-		errs = append(errs, fmt.Errorf("%s.objective: %v must be a percentage strictly between 0 and 100, such as 99.5", field, *o))
-	}
+	errs = append(errs, s.validateObjective(field)...)
 	if _, err := promtime.ParsePeriod(s.Period); err != nil {
 		errs = append(errs, fmt.Errorf("%s.period: %w", field, err))
 	}
 	return errs
+}
+
+// validateObjective refuses an objective given as a fraction (0.99 would
+// mean 0.99%, so the page alert could never fire) and a period without an
+// objective (it would change nothing, silently).
+func (s *SLOConfig) validateObjective(field string) []error {
+	o := s.Objective
+	switch {
+	case o == nil && s.Period != "":
+		return []error{fmt.Errorf("%s.period: %q without objective changes nothing: add objective (in percent, such as 99) or remove period", field, s.Period)}
+	case o == nil:
+		return nil
+	case *o > 0 && *o < 1:
+		return []error{fmt.Errorf("%s.objective: %v is given in percent: did you mean %s?", field, *o, strconv.FormatFloat(*o*100, 'g', 10, 64))}
+	case !(*o >= 1 && *o < 100):
+		return []error{fmt.Errorf("%s.objective: %v must be a percentage of at least 1 and below 100, such as 99.5", field, *o)}
+	}
+	return nil
 }
 
 // sloNames lists the configured SLO names in order.

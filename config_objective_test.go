@@ -17,7 +17,10 @@ import (
 func TestObjectiveAndPeriod(t *testing.T) {
 	load := func(slo map[string]any) (*Config, error) {
 		t.Helper()
-		slo["name"], slo["ttft"] = "interactive", "500ms"
+		slo["name"] = "interactive"
+		if _, ok := slo["ttft"]; !ok {
+			slo["ttft"] = "500ms"
+		}
 		cfg := createDefaultConfig().(*Config)
 		require.NoError(t, confmap.NewFromStringMap(map[string]any{"slos": []any{slo}}).Unmarshal(cfg))
 		return cfg, cfg.Validate()
@@ -40,9 +43,13 @@ func TestObjectiveAndPeriod(t *testing.T) {
 		slo map[string]any
 		err string
 	}{
-		{map[string]any{"objective": 100}, "slos[0].objective: 100 must be a percentage strictly between 0 and 100, such as 99.5"},
-		{map[string]any{"objective": 0}, "slos[0].objective: 0 must be a percentage strictly between 0 and 100"},
+		{map[string]any{"objective": 100}, "slos[0].objective: 100 must be a percentage of at least 1 and below 100, such as 99.5"},
+		{map[string]any{"objective": 0}, "slos[0].objective: 0 must be a percentage of at least 1 and below 100"},
 		{map[string]any{"objective": -1}, "slos[0].objective: -1 must be"},
+		{map[string]any{"objective": 0.99}, "slos[0].objective: 0.99 is given in percent: did you mean 99?"},
+		{map[string]any{"objective": 0.995}, "slos[0].objective: 0.995 is given in percent: did you mean 99.5?"},
+		{map[string]any{"period": "28d"}, `slos[0].period: "28d" without objective changes nothing: add objective (in percent, such as 99) or remove period`},
+		{map[string]any{"ttft": "200h"}, "slos[0].ttft: 200h0m0s is beyond a week (168h): the processor takes longer values as corrupt, so no request could fail it"},
 		{map[string]any{"objective": 99, "period": "30"}, `slos[0].period: "30" is not a duration such as 30d, 4w or 1h30m`},
 		{map[string]any{"objective": 99, "period": "1d"}, "slos[0].period: 1d is shorter than 3d"},
 	} {

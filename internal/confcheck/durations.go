@@ -56,7 +56,7 @@ func walk(t reflect.Type, raw any, path string, errs *[]error) {
 	}
 	switch {
 	case t == durationType:
-		if err := checkDuration(raw); err != nil {
+		if err := checkDuration(raw, latencyField(path)); err != nil {
 			*errs = append(*errs, fmt.Errorf("%s: %w", path, err))
 		}
 	case t.Kind() == reflect.Struct:
@@ -131,21 +131,34 @@ func join(path, name string) string {
 	return path + "." + name
 }
 
-// checkDuration reports why v is not a duration with a unit, or nil.
-func checkDuration(v any) error {
+// latencyFields are the durations that bound one request's latency: a
+// bare number there is most likely milliseconds (`ttft: 500`). Every other
+// duration (a window, an interval, an expiration, a wait) is most likely
+// seconds (`window: 60`).
+var latencyFields = map[string]bool{"ttft": true, "tpot": true, "itl": true, "e2e": true, "queue_time": true, "max": true}
+
+// latencyField says whether the field at path bounds a latency.
+func latencyField(path string) bool {
+	name := path[strings.LastIndexByte(path, '.')+1:]
+	return latencyFields[name]
+}
+
+// checkDuration reports why v is not a duration with a unit, or nil;
+// latency says which unit a bare number most likely meant (bareNumber).
+func checkDuration(v any, latency bool) error {
 	switch n := v.(type) {
 	case int:
-		return bareNumber(float64(n), strconv.Itoa(n))
+		return bareNumber(float64(n), strconv.Itoa(n), latency)
 	case int64:
-		return bareNumber(float64(n), strconv.FormatInt(n, 10))
+		return bareNumber(float64(n), strconv.FormatInt(n, 10), latency)
 	case uint64:
-		return bareNumber(float64(n), strconv.FormatUint(n, 10))
+		return bareNumber(float64(n), strconv.FormatUint(n, 10), latency)
 	case float64:
-		return bareNumber(n, strconv.FormatFloat(n, 'g', -1, 64))
+		return bareNumber(n, strconv.FormatFloat(n, 'g', -1, 64), latency)
 	case string:
 		s := strings.TrimSpace(n)
 		if f, err := strconv.ParseFloat(s, 64); err == nil {
-			return bareNumber(f, s)
+			return bareNumber(f, s, latency)
 		}
 		if _, err := time.ParseDuration(n); err != nil {
 			return fmt.Errorf("%q is not a duration: write a number and a unit without a space, such as 500ms, 1.5s or 2m (units: ns, us, ms, s, m, h)", n)
@@ -159,16 +172,17 @@ func checkDuration(v any) error {
 }
 
 // bareNumber refuses a number without a unit, except 0, and suggests the
-// unit the number most likely meant: milliseconds for whole numbers from 10
-// up (`ttft: 500`), seconds for fractions and small numbers (`ttft: 0.5`,
-// `wait: 6`).
-func bareNumber(f float64, written string) error {
+// unit the number most likely meant: for a latency bound, milliseconds for
+// whole numbers from 10 up (`ttft: 500`) and seconds for fractions and small
+// numbers (`ttft: 0.5`); for any other duration, seconds (`window: 60`,
+// `series_expiration: 300`, `wait: 6`).
+func bareNumber(f float64, written string, latency bool) error {
 	if f == 0 {
 		return nil
 	}
-	unit := "ms"
-	if f != math.Trunc(f) || math.Abs(f) < 10 {
-		unit = "s"
+	unit := "s"
+	if latency && f == math.Trunc(f) && math.Abs(f) >= 10 {
+		unit = "ms"
 	}
 	return fmt.Errorf("%s has no unit: did you mean %s%s? (a bare number would be read as nanoseconds; units: ns, us, ms, s, m, h)", written, written, unit)
 }

@@ -46,10 +46,10 @@ func TestDurationsWalksEveryShape(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, `timeout: 5 has no unit: did you mean 5s? (a bare number would be read as nanoseconds; units: ns, us, ms, s, m, h)
 nested.every: 0.25 has no unit: did you mean 0.25s? (a bare number would be read as nanoseconds; units: ns, us, ms, s, m, h)
-list[1].every: 30 has no unit: did you mean 30ms? (a bare number would be read as nanoseconds; units: ns, us, ms, s, m, h)
+list[1].every: 30 has no unit: did you mean 30s? (a bare number would be read as nanoseconds; units: ns, us, ms, s, m, h)
 by_name.a.every: 7 has no unit: did you mean 7s? (a bare number would be read as nanoseconds; units: ns, us, ms, s, m, h)
 by_name.b.every: "x" is not a duration: write a number and a unit without a space, such as 500ms, 1.5s or 2m (units: ns, us, ms, s, m, h)
-untagged: 40 has no unit: did you mean 40ms? (a bare number would be read as nanoseconds; units: ns, us, ms, s, m, h)`, err.Error())
+untagged: 40 has no unit: did you mean 40s? (a bare number would be read as nanoseconds; units: ns, us, ms, s, m, h)`, err.Error())
 }
 
 func TestDurationsAcceptsUnitsAndShapesItDoesNotKnow(t *testing.T) {
@@ -57,4 +57,28 @@ func TestDurationsAcceptsUnitsAndShapesItDoesNotKnow(t *testing.T) {
 	assert.NoError(t, Durations(raw, &sample{}))
 	assert.NoError(t, Durations(nil, &sample{}))
 	assert.NoError(t, Durations(raw, 3))
+}
+
+// TestUnitHintByMeaning: a bare number's suggested unit follows what the
+// field is: a latency bound reads 500 as milliseconds, a window, an
+// interval or an expiration reads 60 as seconds.
+func TestUnitHintByMeaning(t *testing.T) {
+	for _, tt := range []struct {
+		path    string
+		written any
+		want    string
+	}{
+		{"slos[0].ttft", 500, "did you mean 500ms?"},
+		{"slos[0].ttft", 0.5, "did you mean 0.5s?"},
+		{"slos[0].e2e", 2, "did you mean 2s?"},
+		{"slos[0].ttft_from.max", 800, "did you mean 800ms?"},
+		{"window", 60, "did you mean 60s?"},
+		{"series_expiration", 300, "did you mean 300s?"},
+		{"metrics_flush_interval", "15", "did you mean 15s?"},
+		{"trace_assembly.wait", 6, "did you mean 6s?"},
+	} {
+		err := checkDuration(tt.written, latencyField(tt.path))
+		require.Error(t, err, tt.path)
+		assert.Contains(t, err.Error(), tt.want, tt.path)
+	}
 }
