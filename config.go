@@ -4,6 +4,7 @@
 package llmsloprocessor
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -374,6 +375,18 @@ func (c *Config) sloNames() []string {
 		names = append(names, c.SLOs[i].Name)
 	}
 	return names
+}
+
+// sloDefinitions gives each SLO's definition in configuration order, in a
+// form equal for equal definitions (thresholds, per-request sources,
+// selector, objective, period), for the registry's duplicate check.
+func (c *Config) sloDefinitions() []string {
+	defs := make([]string, 0, len(c.SLOs))
+	for i := range c.SLOs {
+		b, _ := json.Marshal(&c.SLOs[i]) // plain data: cannot fail
+		defs = append(defs, string(b))
+	}
+	return defs
 }
 
 func (c *Config) presetNames() []string {

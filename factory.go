@@ -37,7 +37,11 @@ func createTraces(ctx context.Context, set processor.Settings, cfg component.Con
 	if err != nil {
 		return nil, err
 	}
-	p.unregister = registry.Register(registry.Processor{ID: set.ID.String(), Prefix: c.AttributePrefix, SLOs: c.sloNames()})
+	p.unregister, err = registry.RegisterUnique(registry.Processor{ID: set.ID.String(), Prefix: c.AttributePrefix,
+		SLOs: c.sloNames(), Definitions: c.sloDefinitions()})
+	if err != nil {
+		return nil, err
+	}
 	t, err := newTracesFromImpl(ctx, set, cfg, next, p)
 	if err != nil {
 		p.unregister()

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/llmslo/llmslo/internal/metadata"
@@ -100,4 +101,25 @@ func lifecycleTraces() ptrace.Traces {
 	span.SetEndTimestamp(pcommon.NewTimestampFromTime(now))
 	span.Attributes().PutDouble("gen_ai.latency.time_to_first_token", 0.1)
 	return td
+}
+
+// TestSameSLONameTwice: two llm_slo processors of one collector may share an
+// SLO only with one definition; a second, different one is refused at
+// creation, naming the SLO and both processors.
+func TestSameSLONameTwice(t *testing.T) {
+	create := func(name string, ttft time.Duration) (processor.Traces, error) {
+		cfg := createDefaultConfig().(*Config)
+		cfg.SLOs = []SLOConfig{{Name: "interactive", TTFT: &ttft}}
+		set := processortest.NewNopSettings(metadata.Type)
+		set.ID = component.MustNewIDWithName("llm_slo", name)
+		return NewFactory().CreateTraces(context.Background(), set, cfg, &capturingConsumer{})
+	}
+	a, err := create("a", 500*time.Millisecond)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, a.Shutdown(context.Background())) }()
+	same, err := create("same", 500*time.Millisecond)
+	require.NoError(t, err, "the same definition twice is one SLO")
+	require.NoError(t, same.Shutdown(context.Background()))
+	_, err = create("b", time.Second)
+	require.EqualError(t, err, `SLO "interactive" is defined differently by llm_slo/a and llm_slo/b: their verdicts would merge into one series (the metrics tell SLOs apart by name only); give one of them another name, or the same definition`)
 }

@@ -13,6 +13,7 @@
 package registry
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 )
@@ -25,6 +26,12 @@ type Processor struct {
 	Prefix string
 	// SLOs are the names of the SLOs it judges, in configuration order.
 	SLOs []string
+	// Definitions, when set, say what each SLO of SLOs is (in the same
+	// order), in a form that is equal for equal definitions: two processors
+	// of one collector that define one SLO name differently would merge
+	// their verdicts into one series, since the metrics tell SLOs apart by
+	// name only.
+	Definitions []string
 }
 
 var (
@@ -46,7 +53,42 @@ func Register(p Processor) (unregister func()) {
 	}
 }
 
-// Processors returns a copy of every registered processor, sorted by ID.
+// RegisterUnique is Register, refused when a processor already registered
+// defines one of p's SLO names differently: the error names the SLO and
+// both processors.
+func RegisterUnique(p Processor) (unregister func(), err error) {
+	mu.Lock()
+	defer mu.Unlock()
+	for e := range entries {
+		if err := conflict(e, &p); err != nil {
+			return nil, err
+		}
+	}
+	e := &Processor{ID: p.ID, Prefix: p.Prefix, SLOs: slices.Clone(p.SLOs), Definitions: slices.Clone(p.Definitions)}
+	entries[e] = struct{}{}
+	return func() {
+		mu.Lock()
+		delete(entries, e)
+		mu.Unlock()
+	}, nil
+}
+
+// conflict reports an SLO name that a and b define differently.
+func conflict(a, b *Processor) error {
+	if len(a.Definitions) != len(a.SLOs) || len(b.Definitions) != len(b.SLOs) {
+		return nil
+	}
+	for i, name := range b.SLOs {
+		j := slices.Index(a.SLOs, name)
+		if j >= 0 && a.Definitions[j] != b.Definitions[i] {
+			return fmt.Errorf("SLO %q is defined differently by %s and %s: their verdicts would merge into one series (the metrics tell SLOs apart by name only); give one of them another name, or the same definition", name, a.ID, b.ID)
+		}
+	}
+	return nil
+}
+
+// Processors returns a copy of every registered processor, sorted by ID,
+// without Definitions (kept for RegisterUnique's check only).
 func Processors() []Processor {
 	mu.Lock()
 	out := make([]Processor, 0, len(entries))
