@@ -27,6 +27,10 @@ type Options struct {
 	// sees in minutes what production sees in hours: with 60, the 1h/5m
 	// page reads 1m/5s. Production leaves it at 0 or 1.
 	WindowDivisor int
+	// UnknownShare is the share of an SLO's requests over 1h whose verdict
+	// was undecidable above which LLMSLOVerdictsUnknown opens a ticket;
+	// 0 takes DefaultUnknownShare.
+	UnknownShare float64
 	// Matchers are extra label matchers on the connector's counters, e.g.
 	// `deployment_environment_name="prod"`.
 	Matchers []string
@@ -51,6 +55,9 @@ func (o *Options) rng(d time.Duration) string {
 func (o *Options) Check(slos []SLO) error {
 	if o.MinRequests < 0 || math.IsNaN(o.MinRequests) {
 		return fmt.Errorf("the minimum-traffic guard must be 0 or more requests, not %v", o.MinRequests)
+	}
+	if o.UnknownShare < 0 || o.UnknownShare >= 1 || math.IsNaN(o.UnknownShare) {
+		return fmt.Errorf("the share of unknown verdicts that opens a ticket must be between 0 and 1 (default %v), not %v", DefaultUnknownShare, o.UnknownShare)
 	}
 	if o.WindowDivisor < 0 {
 		return fmt.Errorf("the window divisor must be positive, not %d", o.WindowDivisor)
@@ -105,6 +112,11 @@ const (
 
 	// AlertName is the name of every burn-rate alert.
 	AlertName = "LLMSLOErrorBudgetBurn"
+	// UnknownAlertName is the ticket raised when too many of an SLO's
+	// verdicts were undecidable: missing data, not slow requests.
+	UnknownAlertName = "LLMSLOVerdictsUnknown"
+	// DefaultUnknownShare is Options.UnknownShare's default.
+	DefaultUnknownShare = 0.1
 )
 
 // SLIRecord is the name of the SLI error-ratio recording rule of window d,
@@ -261,7 +273,36 @@ func (o *Options) alertRules(s *SLO) []Rule {
 			Annotations: annotations(s, a, o.MinRequests),
 		})
 	}
-	return rules
+	return append(rules, o.unknownAlert(s))
+}
+
+// unknownAlert opens a ticket when more than UnknownShare of the SLO's
+// requests over 1h had an undecidable verdict: a producer that does not
+// emit a value the SLO reads makes every request unknown, which burns the
+// budget as if the requests were slow. Its description names the
+// constraints left unknown most often, so the ticket says what is missing.
+func (o *Options) unknownAlert(s *SLO) Rule {
+	share := o.UnknownShare
+	if share == 0 {
+		share = DefaultUnknownShare
+	}
+	w := o.rng(time.Hour)
+	top := fmt.Sprintf(`topk(3, sum by (%s) (rate(%s[%s])))`, labelConstraint,
+		strings.TrimSuffix(s.selector(metricViolations, o.Matchers), "}")+`,`+labelConstraint+`=~".*:unknown"}`, w)
+	return Rule{
+		Alert: UnknownAlertName,
+		Expr: fmt.Sprintf("sum(rate(%s[%s]))\n/\nsum(rate(%s[%s]))\n> %s\n",
+			s.selector(metricUnknown, o.Matchers), w, s.selector(metricRequests, o.Matchers), w, num(share)),
+		Labels: map[string]string{"severity": "ticket", labelSLOName: s.Name},
+		Annotations: map[string]string{
+			"summary": fmt.Sprintf("LLM SLO %s cannot judge {{ $value | humanizePercentage }} of its requests.", s.Name),
+			"description": fmt.Sprintf("More than %s of the requests of SLO %s (%s) over 1h had an undecidable verdict: "+
+				"a value the SLO reads is missing from their spans, so they count as not met. This is missing data, not slow requests: "+
+				"see which producer (llm_metrics_source) leaves it out, and the README's producer table for how to get it. "+
+				"Left unknown most often:{{ range query %q }} {{ .Labels.%s }} ({{ .Value | printf \"%%.3g\" }}/s){{ end }}.",
+				strconv.FormatFloat(share*100, 'g', -1, 64)+"%", s.Name, s.Description, top, labelConstraint),
+		},
+	}
 }
 
 // annotations say which SLO, objective and windows; title and summary

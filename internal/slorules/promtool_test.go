@@ -298,3 +298,51 @@ processors:
 	require.NoError(t, os.WriteFile(path, b, 0o600))
 	runPromtool(t, "test", "rules", path)
 }
+
+// TestPromtoolUnknownVerdicts: LLMSLOVerdictsUnknown opens a ticket when
+// 30% of an SLO's requests over 1h were undecidable (every one for want of
+// a TTFT), naming ttft:unknown in its description; at 5% it stays quiet.
+func TestPromtoolUnknownVerdicts(t *testing.T) {
+	promtool(t)
+	slos, err := load(t, `
+processors:
+  llm_slo:
+    slos:
+      - {name: interactive, ttft: 500ms, objective: 99}
+`)
+	require.NoError(t, err)
+	s, o := &slos[0], Options{}
+	dir := t.TempDir()
+	writeRules(t, dir, slos, o)
+	labels := `{llm_slo_name="interactive",collector_instance_id="a",gen_ai_request_model="m1",llm_layer="client"}`
+	unknownLabels := `{llm_slo_name="interactive",llm_slo_constraint="ttft:unknown",collector_instance_id="a",gen_ai_request_model="m1",llm_layer="client"}`
+	series := func(unknownPerMinute float64) []map[string]string {
+		return []map[string]string{
+			{"series": metricRequests + labels, "values": counterFrom(0, phase{120, 600})},
+			{"series": metricUnknown + labels, "values": counterFrom(0, phase{120, unknownPerMinute})},
+			{"series": metricViolations + unknownLabels, "values": counterFrom(0, phase{120, unknownPerMinute})},
+		}
+	}
+	rule := o.unknownAlert(s)
+	ann := map[string]string{
+		"summary": strings.Replace(rule.Annotations["summary"], "{{ $value | humanizePercentage }}", "30%", 1),
+		"description": rule.Annotations["description"][:strings.Index(rule.Annotations["description"], "{{ range")] +
+			" ttft:unknown (3/s).",
+	}
+	tests := []map[string]any{
+		{"interval": "1m", "input_series": series(180), "alert_rule_test": []any{map[string]any{
+			"eval_time": "90m", "alertname": UnknownAlertName, "exp_alerts": []any{map[string]any{
+				"exp_labels":      map[string]string{"severity": "ticket", labelSLOName: "interactive"},
+				"exp_annotations": ann,
+			}},
+		}}},
+		{"interval": "1m", "input_series": series(30), "alert_rule_test": []any{map[string]any{
+			"eval_time": "90m", "alertname": UnknownAlertName, "exp_alerts": []any{},
+		}}},
+	}
+	b, err := yaml.Marshal(map[string]any{"rule_files": []string{"rules.yaml"}, "evaluation_interval": "1m", "tests": tests})
+	require.NoError(t, err)
+	path := filepath.Join(dir, "test.yaml")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	runPromtool(t, "test", "rules", path)
+}

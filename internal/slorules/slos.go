@@ -112,6 +112,7 @@ var (
 	metricRequests   = promname.Metric(llmsloconnector.MetricSLORequests)
 	metricMet        = promname.Metric(llmsloconnector.MetricSLOMet)
 	metricViolations = promname.Metric(llmsloconnector.MetricSLOViolations)
+	metricUnknown    = promname.Metric(llmsloconnector.MetricSLOUnknown)
 	labelSLOName     = promname.Label(llmsloconnector.AttrSLOName)
 	labelConstraint  = promname.Label(llmsloconnector.AttrSLOConstraint)
 )
