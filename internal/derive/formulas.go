@@ -140,7 +140,7 @@ func (r *request) stream() {
 	case r.hasOutput:
 		r.res.Stream = True
 	case !flagged:
-		r.res.Stream = r.c.unflaggedStream(r.span.Name(), &r.scope, r.s)
+		r.res.Stream = r.c.unflaggedStream(r.c.streamName(r.span), &r.scope, r.s)
 	}
 }
 

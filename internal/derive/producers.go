@@ -3,18 +3,25 @@
 
 package derive
 
-import "github.com/llmslo/llmslo/internal/preset"
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llmslo/llmslo/internal/preset"
+)
 
 // unflaggedStream says whether a request whose span carries no stream flag
 // and no output events streamed. A producer whose span names say it is
 // believed (the Vercel AI SDK's doStream and doGenerate spans, Strands'
-// chat span). Otherwise, on the client layer, it depends on the version of
-// the conventions the producer follows: from v1.41 (StreamFlagRequired) an
-// unset gen_ai.request.stream means not streamed, unless the span carries
-// the preset's TTFT attribute (a first chunk is evidence of a stream);
-// before v1.41, or when the version is unknown, emitters never set the flag
-// even when streaming, so the stream stays unknown. Engine spans are left
-// unknown: their TTFT holds whatever the flag.
+// chat span). Otherwise, on the client layer, the conventions' time to
+// first chunk says streamed whatever the conventions' version (it is written
+// on streamed calls only: AI SDK 7, Pydantic AI). Without it, it depends on
+// the version of the conventions the producer follows: from v1.41
+// (StreamFlagRequired) an unset gen_ai.request.stream means not streamed,
+// unless the span carries the preset's TTFT attribute (a first chunk is
+// evidence of a stream); before v1.41, or when the version is unknown,
+// emitters never set the flag even when streaming, so the stream stays
+// unknown. Engine spans are left unknown: their TTFT holds whatever the flag.
 func (c *compiled) unflaggedStream(name string, scope *Scope, s *scratch) Tri {
 	if c.streamByName != nil {
 		if streamed, ok := c.streamByName[name]; ok {
@@ -24,13 +31,31 @@ func (c *compiled) unflaggedStream(name string, scope *Scope, s *scratch) Tri {
 			return False
 		}
 	}
-	if c.p.Layer != preset.LayerClient || !scope.Semconv.AtLeast(StreamFlagRequired) {
+	if c.p.Layer != preset.LayerClient {
+		return Unknown
+	}
+	if _, _, chunk := firstTiming(c.chunkTTFT, s); chunk {
+		return True
+	}
+	if !scope.Semconv.AtLeast(StreamFlagRequired) {
 		return Unknown
 	}
 	if _, _, ttft := firstTiming(c.ttft, s); ttft && !c.p.TTFTNeedsStreamFlag {
 		return True
 	}
 	return False
+}
+
+// streamName is what StreamBySpanName is looked up by: the span's
+// StreamNameAttribute when it carries one (the AI SDK's ai.operationId,
+// which survives Traceloop renaming the span), else its name.
+func (c *compiled) streamName(span ptrace.Span) string {
+	if key := c.p.StreamNameAttribute; key != "" {
+		if v, ok := span.Attributes().Get(key); ok && v.Type() == pcommon.ValueTypeStr {
+			return v.Str()
+		}
+	}
+	return span.Name()
 }
 
 // tokenDetails records the cache and reasoning token counts the producer

@@ -89,13 +89,16 @@ type compiled struct {
 	any, all, none []compiledCond
 
 	ttft, e2e, itlMean, queue []timing
-	output, input, reqN       []countSlot
-	cacheRead, cacheWrite     []countSlot
-	reasoning                 []countSlot
-	streamByName              map[string]bool
-	stream, mdl               []int
-	chunk, first              []int // event slots
-	tokenCount                string
+	// chunkTTFT are the conventions' time-to-first-chunk attributes among
+	// ttft: written on streamed calls only, so evidence of a stream.
+	chunkTTFT             []timing
+	output, input, reqN   []countSlot
+	cacheRead, cacheWrite []countSlot
+	reasoning             []countSlot
+	streamByName          map[string]bool
+	stream, mdl           []int
+	chunk, first          []int // event slots
+	tokenCount            string
 
 	source [NumOrigins]string // "<name>:<origin>", by Origin
 }
@@ -130,6 +133,7 @@ func NewTable(presets []*preset.Preset, opts Options) *Table {
 		c.all = t.conds(p.Match.All)
 		c.none = t.conds(p.Match.None)
 		c.ttft = t.timings(p.Map.TTFT)
+		c.chunkTTFT = t.timings(firstChunkTimings(p.Map.TTFT))
 		c.e2e = t.timings(p.Map.E2E)
 		c.itlMean = t.timings(p.Map.ITLMean)
 		c.queue = t.timings(p.Map.QueueTime)
@@ -321,4 +325,16 @@ func (c *compiled) matches(v *spanView, s *scratch) bool {
 		}
 	}
 	return true
+}
+
+// firstChunkTimings are the conventions' time-to-first-chunk attributes
+// of ts (gen_ai.response.time_to_first_chunk and its metric-named kin).
+func firstChunkTimings(ts []preset.TimingAttr) []preset.TimingAttr {
+	var out []preset.TimingAttr
+	for _, x := range ts {
+		if strings.HasPrefix(x.Key, "gen_ai.") && strings.HasSuffix(x.Key, ".time_to_first_chunk") {
+			out = append(out, x)
+		}
+	}
+	return out
 }

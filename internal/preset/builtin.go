@@ -41,6 +41,11 @@ var (
 		{Key: "gen_ai.client.inference.time_to_first_chunk"},
 	}
 
+	// semconvITLMean is the AI SDK 7 convention span's mean time per output
+	// chunk, in seconds: a mean chunk gap (ITL mean), not TPOT, as OpenLIT's
+	// time_per_output_token is.
+	semconvITLMean = []TimingAttr{{Key: "gen_ai.client.operation.time_per_output_chunk"}}
+
 	// chunkEvents are OpenLLMetry's per-chunk events: the current name (since
 	// 0.55.0) and the older one. Every client preset reads them, so a producer
 	// that adds them to an otherwise plain span gets ITL for free.
@@ -67,7 +72,15 @@ var (
 		CacheReadInputTokens: []string{"gen_ai.usage.cache_read.input_tokens"},
 	}
 
+	// clientMapping is what every client preset reads. The conventions'
+	// TTFT and mean chunk gap are read whichever preset claims the span:
+	// instrumentations stack (the AI SDK's convention span also carries
+	// OpenInference's span kind), and a value the span carries must not be
+	// lost to which preset matched first. A preset with a TTFT of its own
+	// reads it first and the convention's after (withConventionTTFT).
 	clientMapping = Mapping{
+		TTFT:                  semconvTTFT,
+		ITLMean:               semconvITLMean,
 		OutputTokens:          outputTokenKeys,
 		InputTokens:           inputTokenKeys,
 		Stream:                streamKeys,
@@ -171,7 +184,7 @@ func agentsAndOpenLIT() []*Preset {
 			Layer: LayerClient,
 			Match: Match{Any: []Cond{{Attribute: "gen_ai.server.time_to_first_token"}, {Attribute: "gen_ai.server.time_per_output_token"}}},
 			Map: with(clientMapping, func(m *Mapping) {
-				m.TTFT = []TimingAttr{{Key: "gen_ai.server.time_to_first_token"}}
+				m.TTFT = withConventionTTFT(TimingAttr{Key: "gen_ai.server.time_to_first_token"})
 				m.ITLMean = []TimingAttr{{Key: "gen_ai.server.time_per_output_token"}}
 			}),
 			Ev:                  chunkEvents,
@@ -213,7 +226,7 @@ func sdks() []*Preset {
 			Layer: LayerClient,
 			Match: Match{Any: []Cond{{Attribute: "langfuse.observation.type", AttributeValues: []string{"generation"}}}},
 			Map: with(clientMapping, func(m *Mapping) {
-				m.TTFT = []TimingAttr{{Key: "langfuse.observation.completion_start_time", Unit: Timestamp}}
+				m.TTFT = withConventionTTFT(TimingAttr{Key: "langfuse.observation.completion_start_time", Unit: Timestamp})
 				// Langfuse serialises usage as a JSON object.
 				m.OutputTokens = append(slices.Clone(outputTokenKeys), "langfuse.observation.usage_details#output")
 				m.InputTokens = append(slices.Clone(inputTokenKeys), "langfuse.observation.usage_details#input")
@@ -306,7 +319,7 @@ func strandsPreset() *Preset {
 			None: []Cond{{Attribute: "gen_ai.request.is_stream"}},
 		},
 		Map: with(clientMapping, func(m *Mapping) {
-			m.TTFT = []TimingAttr{{Key: "gen_ai.server.time_to_first_token", Unit: Milliseconds}}
+			m.TTFT = withConventionTTFT(TimingAttr{Key: "gen_ai.server.time_to_first_token", Unit: Milliseconds})
 			// gen_ai.server.request.duration (ms) is the provider's own
 			// latency (Bedrock's latencyMs), another clock than the TTFT
 			// Strands measures: E2E stays the span's, as for every
@@ -316,6 +329,13 @@ func strandsPreset() *Preset {
 		StreamBySpanName: map[string]bool{"chat": true},
 	}
 }
+
+// aiSDKModelCalls are the Vercel AI SDK's operation ids of one model call.
+var aiSDKModelCalls = []string{"ai.streamText.doStream", "ai.streamObject.doStream", "ai.generateText.doGenerate", "ai.generateObject.doGenerate"}
+
+// withConventionTTFT is a preset's own TTFT attributes, then the
+// conventions' (see clientMapping).
+func withConventionTTFT(own ...TimingAttr) []TimingAttr { return slices.Concat(own, semconvTTFT) }
 
 func vercelAIPreset() *Preset {
 	return &Preset{
@@ -327,12 +347,16 @@ func vercelAIPreset() *Preset {
 		// event is the fallback for the TTFT attribute.
 		Name:  "vercel_ai",
 		Layer: LayerClient,
+		// Traceloop's SDK renames these spans ("chat gpt-4o-mini", kind
+		// INTERNAL) but keeps ai.operationId; the parents' operation ids
+		// (ai.streamText, ...) are not model calls and never match.
 		Match: Match{Any: []Cond{
 			{SpanName: "ai.streamText.doStream"}, {SpanName: "ai.streamObject.doStream"},
 			{SpanName: "ai.generateText.doGenerate"}, {SpanName: "ai.generateObject.doGenerate"},
+			{Attribute: "ai.operationId", AttributeValues: aiSDKModelCalls},
 		}},
 		Map: with(clientMapping, func(m *Mapping) {
-			m.TTFT = []TimingAttr{{Key: "ai.response.msToFirstChunk", Unit: Milliseconds}, {Key: "ai.stream.msToFirstChunk", Unit: Milliseconds}}
+			m.TTFT = withConventionTTFT(TimingAttr{Key: "ai.response.msToFirstChunk", Unit: Milliseconds}, TimingAttr{Key: "ai.stream.msToFirstChunk", Unit: Milliseconds})
 			m.E2E = []TimingAttr{{Key: "ai.response.msToFinish", Unit: Milliseconds}}
 			// AI SDK 5+ names, then AI SDK 4's.
 			m.OutputTokens = slices.Concat(outputTokenKeys, []string{"ai.usage.outputTokens", "ai.usage.completionTokens"})
@@ -347,6 +371,7 @@ func vercelAIPreset() *Preset {
 			FirstToken: []string{"ai.stream.firstChunk", "First Token Stream Event"},
 			TokenCount: chunkEvents.TokenCount,
 		},
+		StreamNameAttribute: "ai.operationId",
 		StreamBySpanName: map[string]bool{
 			"ai.streamText.doStream": true, "ai.streamObject.doStream": true,
 			"ai.generateText.doGenerate": false, "ai.generateObject.doGenerate": false,

@@ -186,6 +186,10 @@ type Preset struct {
 	// SDK's ai.streamText.doStream streams, its ai.generateText.doGenerate
 	// does not; Strands always streams its "chat" span.
 	StreamBySpanName map[string]bool
+	// StreamNameAttribute, if set, is a span attribute whose string value
+	// StreamBySpanName is looked up by instead of the span name, for spans
+	// an exporter renames (Traceloop's SDK renames the AI SDK's).
+	StreamNameAttribute string
 }
 
 // Validate reports the first problem with a preset, naming the field.
