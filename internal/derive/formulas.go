@@ -6,6 +6,7 @@ package derive
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -140,7 +141,43 @@ func (r *request) stream() {
 	case r.hasOutput:
 		r.res.Stream = True
 	case !flagged:
+		if v, ok := first(r.c.streamJSON, r.s); ok && v.Type() == pcommon.ValueTypeStr {
+			if r.res.Stream = jsonStream(v.Str()); r.res.Stream != Unknown {
+				return
+			}
+		}
 		r.res.Stream = r.c.unflaggedStream(r.c.streamName(r.span), &r.scope, r.s)
+	}
+}
+
+// maxStreamJSON bounds how much of a parameters document jsonStream reads:
+// the stream flag of a request's parameters sits near the start, and a
+// span's attribute may be megabytes.
+const maxStreamJSON = 4096
+
+// jsonStream reads the "stream" boolean of a JSON object of request
+// parameters (Langfuse's model parameters: {"stream":true,...}) without
+// decoding it, within its first maxStreamJSON bytes; Unknown when there is
+// none.
+func jsonStream(doc string) Tri {
+	doc = doc[:min(len(doc), maxStreamJSON)]
+	for {
+		i := strings.Index(doc, `"stream"`)
+		if i < 0 {
+			return Unknown
+		}
+		rest := strings.TrimLeft(doc[i+len(`"stream"`):], " \t\r\n")
+		if v, ok := strings.CutPrefix(rest, ":"); ok {
+			v = strings.TrimLeft(v, " \t\r\n")
+			switch {
+			case strings.HasPrefix(v, "true"):
+				return True
+			case strings.HasPrefix(v, "false"):
+				return False
+			}
+			return Unknown
+		}
+		doc = rest
 	}
 }
 

@@ -4,6 +4,7 @@
 package derive
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -266,4 +267,20 @@ func TestCustomPresetScopeKindNone(t *testing.T) {
 	bad := *p
 	bad.Match.All = []preset.Cond{{SpanKind: "sideways"}}
 	assert.ErrorContains(t, bad.Validate(), `span_kind "sideways": allowed values are internal, server, client, producer, consumer`)
+}
+
+// TestJSONStream: the stream flag read from a parameters document.
+func TestJSONStream(t *testing.T) {
+	for doc, want := range map[string]Tri{
+		`{"stream":false,"temperature":0}`:    False,
+		`{"temperature": 0, "stream" : true}`: True,
+		`{"stream_options":{},"stream":true}`: True,
+		`{"streaming":true}`:                  Unknown,
+		`{"stream":"yes"}`:                    Unknown,
+		`not json`:                            Unknown,
+		``:                                    Unknown,
+		`{"x":"` + strings.Repeat("a", maxStreamJSON) + `","stream":true}`: Unknown,
+	} {
+		assert.Equal(t, want, jsonStream(doc), doc[:min(len(doc), 40)])
+	}
 }

@@ -89,6 +89,8 @@ type compiled struct {
 	any, all, none []compiledCond
 
 	ttft, e2e, itlMean, queue []timing
+	// streamJSON are the preset's StreamJSON attributes.
+	streamJSON []int
 	// chunkTTFT are the conventions' time-to-first-chunk attributes among
 	// ttft: written on streamed calls only, so evidence of a stream.
 	chunkTTFT             []timing
@@ -145,6 +147,7 @@ func NewTable(presets []*preset.Preset, opts Options) *Table {
 		c.reasoning = t.counts(p.Map.ReasoningOutputTokens)
 		c.streamByName = p.StreamBySpanName
 		c.stream = t.attrs(p.Map.Stream)
+		c.streamJSON = t.attrs(p.StreamJSON)
 		c.mdl = t.attrs(p.Map.Model)
 		c.chunk = t.events(p.Ev.Chunk)
 		c.first = t.events(p.Ev.FirstToken)

@@ -232,6 +232,8 @@ func sdks() []*Preset {
 				m.InputTokens = append(slices.Clone(inputTokenKeys), "langfuse.observation.usage_details#input")
 			}),
 			Ev: chunkEvents,
+			// Langfuse writes the request's parameters, stream flag included.
+			StreamJSON: []string{"langfuse.observation.model.parameters"},
 		},
 		{
 			Name:  "litellm",

@@ -190,6 +190,10 @@ type Preset struct {
 	// StreamBySpanName is looked up by instead of the span name, for spans
 	// an exporter renames (Traceloop's SDK renames the AI SDK's).
 	StreamNameAttribute string
+	// StreamJSON are attributes holding a JSON object of request
+	// parameters whose "stream" boolean is the stream flag of a span that
+	// carries none (Langfuse's langfuse.observation.model.parameters).
+	StreamJSON []string
 }
 
 // Validate reports the first problem with a preset, naming the field.
