@@ -16,8 +16,22 @@ import (
 )
 
 func main() {
-	if err := newRootCommand().Execute(); err != nil {
+	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "llmslo:", err)
 		os.Exit(1)
 	}
+}
+
+// run executes the command. A panic is a bug, never the input's fault: it
+// is reported as one line naming it, not as a stack trace (LLMSLO_PANIC=1
+// lets it through, stack and all).
+func run() (err error) {
+	if os.Getenv("LLMSLO_PANIC") == "" {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("internal error: %v (a bug: please report it with the command and its input; LLMSLO_PANIC=1 prints the stack)", r)
+			}
+		}()
+	}
+	return newRootCommand().Execute()
 }
