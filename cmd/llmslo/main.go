@@ -16,16 +16,16 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	if err := execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "llmslo:", err)
 		os.Exit(1)
 	}
 }
 
-// run executes the command. A panic is a bug, never the input's fault: it
+// execute runs the command. A panic is a bug, never the input's fault: it
 // is reported as one line naming it, not as a stack trace (LLMSLO_PANIC=1
 // lets it through, stack and all).
-func run() (err error) {
+func execute() (err error) {
 	if os.Getenv("LLMSLO_PANIC") == "" {
 		defer func() {
 			if r := recover(); r != nil {
