@@ -33,8 +33,16 @@ import (
 // later batch when its last steps arrive, or on its own at the deadline.
 // Memory is bounded by MaxTraces, MaxSteps and MaxHeld (per trace and in
 // total); what is evicted is counted and the affected request is marked in
-// llm.metrics.error. Released spans that the next consumer refuses with a
-// retryable error are kept (within MaxHeld) and sent again on the next tick.
+// llm.metrics.error.
+//
+// Ownership: a request span becomes the assembly's only when the batch that
+// carried it is acknowledged downstream (holdTx); until then it shares its
+// batch's fate, so a batch its sender retries is never held twice. Spans the
+// assembly sends are its own; what it handed on it never touches again but
+// to copy it: a fan-out downstream marks data read-only. A retryable refusal
+// keeps a copy (within MaxHeld) and sends it again with a backoff; a
+// permanent refusal, a full retry set or a refusal at shutdown gives the
+// spans up, counted by reason and logged.
 type assembler struct {
 	cfg    TraceAssemblyConfig
 	steps  map[string]*preset.Steps // step span name -> how to read it
@@ -49,12 +57,26 @@ type assembler struct {
 	traces map[pcommon.TraceID]*traceEntry
 	// released holds request spans let go and not yet delivered: by an
 	// eviction, by a request of the same trace taking the steps, or refused
-	// by the next consumer. The next batch or tick sends them.
-	released   ptrace.Traces
+	// by the next consumer. The next batch or tick sends them, not before
+	// retryAt while the next consumer refuses.
+	released ptrace.Traces
+	// retryAt and backoff pace the sends while the next consumer refuses:
+	// a retry reaches every consumer of a fan-out again (a connector beside
+	// a refusing exporter counts the spans once per attempt), so it is not
+	// repeated with every incoming batch. backoff is 0 when the last send
+	// was accepted.
+	retryAt    time.Time
+	backoff    time.Duration
 	byAge      list.List // of *traceEntry, oldest first
 	totalSteps int
-	// totalHeld counts the held request spans of every entry.
+	// totalHeld counts the held request spans of every entry; pending those
+	// of batches not yet acknowledged (holdTx), reserved within MaxHeld.
 	totalHeld int
+	pending   int
+	txs       sync.Pool // of *holdTx
+	// awaiting holds the holdTx of each batch sent on and not yet answered
+	// for; as many as batches in flight.
+	awaiting map[ptrace.Traces]*holdTx
 
 	stop     chan struct{}
 	done     chan struct{}
@@ -112,9 +134,16 @@ type heldSpan struct {
 	expected int64 // steps that complete the request, 0 when unknown
 }
 
+// maxRetryBackoff caps the pause between sends of refused spans; it is the
+// exporters' own default (exporterhelper's retry max_interval).
+const maxRetryBackoff = 30 * time.Second
+
+// tick is the period of the wait timer, and the first retry pause.
+func (a *assembler) tick() time.Duration { return max(a.cfg.Wait/4, 10*time.Millisecond) }
+
 func newAssembler(cfg TraceAssemblyConfig, presets []*preset.Preset, next consumer.Traces, logger *zap.Logger, tel *telemetry) *assembler {
 	a := &assembler{cfg: cfg, steps: map[string]*preset.Steps{}, next: next, logger: logger, now: time.Now, tel: tel,
-		traces: map[pcommon.TraceID]*traceEntry{}, released: ptrace.NewTraces()}
+		traces: map[pcommon.TraceID]*traceEntry{}, released: ptrace.NewTraces(), awaiting: map[ptrace.Traces]*holdTx{}}
 	for _, p := range presets {
 		if p.Steps != nil {
 			a.steps[p.Steps.SpanName] = p.Steps
@@ -125,17 +154,16 @@ func newAssembler(cfg TraceAssemblyConfig, presets []*preset.Preset, next consum
 
 func (a *assembler) start() {
 	a.stop, a.done = make(chan struct{}), make(chan struct{})
-	tick := max(a.cfg.Wait/4, 10*time.Millisecond)
 	go func() {
 		defer close(a.done)
-		t := time.NewTicker(tick)
+		t := time.NewTicker(a.tick())
 		defer t.Stop()
 		for {
 			select {
 			case <-a.stop:
 				return
 			case <-t.C:
-				_ = a.emit(context.Background(), a.expire(a.now(), false))
+				_ = a.emit(context.Background(), a.expire(a.now(), false), false)
 			}
 		}
 	}()
@@ -156,7 +184,7 @@ func (a *assembler) shutdown(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	return a.emit(ctx, a.expire(time.Time{}, true))
+	return a.emit(ctx, a.expire(time.Time{}, true), true)
 }
 
 // recordSteps stores the step spans of a batch. It reports whether any
@@ -331,20 +359,99 @@ func (a *assembler) takeSteps(id pcommon.TraceID, expected int64) (*derive.Steps
 	return e.toSteps(), true
 }
 
+// holdTx collects the request spans one batch holds back. The batch may
+// still be refused downstream, and its sender then sends it again: the
+// assembly takes the spans when the batch is acknowledged (settle), so a
+// retried batch is held once, and a refused one leaves nothing behind.
+type holdTx struct {
+	spans []pendingHold
+	// perTrace counts spans by trace, for max_held_per_trace; nil until a
+	// trace holds a second span in the batch.
+	perTrace map[pcommon.TraceID]int
+}
+
+type pendingHold struct {
+	id   pcommon.TraceID
+	held heldSpan
+}
+
+func (tx *holdTx) count(id pcommon.TraceID) int {
+	if tx.perTrace != nil {
+		return tx.perTrace[id]
+	}
+	n := 0
+	for i := range tx.spans {
+		if tx.spans[i].id == id {
+			n++
+		}
+	}
+	return n
+}
+
+func (tx *holdTx) add(id pcommon.TraceID, h heldSpan) {
+	if tx.perTrace == nil && len(tx.spans) >= 8 {
+		// Past a few spans, counting by scan would grow with the batch.
+		tx.perTrace = map[pcommon.TraceID]int{}
+		for i := range tx.spans {
+			tx.perTrace[tx.spans[i].id]++
+		}
+	}
+	if tx.perTrace != nil {
+		tx.perTrace[id]++
+	}
+	tx.spans = append(tx.spans, pendingHold{id: id, held: h})
+}
+
+// begin returns an empty transaction for one batch.
+func (a *assembler) begin() *holdTx {
+	if tx, ok := a.txs.Get().(*holdTx); ok {
+		return tx
+	}
+	return &holdTx{}
+}
+
+// await parks tx until the next consumer answers for td (inFlight).
+func (a *assembler) await(td ptrace.Traces, tx *holdTx) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.awaiting[td] = tx
+}
+
+// inFlight returns and forgets the holdTx of batch td, nil if it held
+// nothing.
+func (a *assembler) inFlight(td ptrace.Traces) *holdTx {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	tx, ok := a.awaiting[td]
+	if ok {
+		delete(a.awaiting, td)
+	}
+	return tx
+}
+
 // hold keeps a copy of span, with its resource and scope and their
-// schema_url (the convention version is read again on release), until its
+// schema_url (the convention version is read again on release), in tx: the
+// assembly takes it when tx settles acknowledged, and keeps it until its
 // steps arrive or the wait passes. It reports false, keeping nothing, when
 // the trace or the assembler already holds as many request spans as its
 // bounds allow.
-func (a *assembler) hold(span ptrace.Span, srcRS ptrace.ResourceSpans, srcSS ptrace.ScopeSpans, expected int64) bool {
+func (a *assembler) hold(tx *holdTx, span ptrace.Span, srcRS ptrace.ResourceSpans, srcSS ptrace.ScopeSpans, expected int64) bool {
+	id := span.TraceID()
+	inTrace := tx.count(id)
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	e, ok := a.traces[span.TraceID()]
+	if e, ok := a.traces[id]; ok {
+		inTrace += len(e.held)
+	}
+	full := a.totalHeld+a.pending >= a.cfg.MaxHeld
+	if !full && inTrace < a.cfg.MaxHeldPerTrace {
+		a.pending++
+	}
+	a.mu.Unlock()
 	switch {
-	case a.totalHeld >= a.cfg.MaxHeld:
+	case full:
 		a.tel.evictions.Add(context.Background(), 1, a.tel.evictionAttrs[evictHeld])
 		return false
-	case ok && len(e.held) >= a.cfg.MaxHeldPerTrace:
+	case inTrace >= a.cfg.MaxHeldPerTrace:
 		a.tel.evictions.Add(context.Background(), 1, a.tel.evictionAttrs[evictHeldPerTrace])
 		return false
 	}
@@ -356,11 +463,51 @@ func (a *assembler) hold(span ptrace.Span, srcRS ptrace.ResourceSpans, srcSS ptr
 	srcSS.Scope().CopyTo(ss.Scope())
 	ss.SetSchemaUrl(srcSS.SchemaUrl())
 	span.CopyTo(ss.Spans().AppendEmpty())
-	e = a.entry(span.TraceID())
-	e.held = append(e.held, heldSpan{td: td, deadline: a.now().Add(a.cfg.Wait), expected: expected})
-	a.totalHeld++
-	a.tel.held.Add(context.Background(), 1)
+	tx.add(id, heldSpan{td: td, deadline: a.now().Add(a.cfg.Wait), expected: expected})
 	return true
+}
+
+// settle ends tx. Acknowledged, its spans are held (or released at once
+// when steps another batch brought meanwhile complete them); refused, they
+// are dropped with the batch, which its sender has been told to send again.
+func (a *assembler) settle(tx *holdTx, acknowledged bool) {
+	if len(tx.spans) > 0 {
+		a.mu.Lock()
+		a.pending -= len(tx.spans)
+		if acknowledged {
+			for i := range tx.spans {
+				a.commit(tx.spans[i].id, tx.spans[i].held)
+			}
+		}
+		a.mu.Unlock()
+		if acknowledged {
+			a.tel.held.Add(context.Background(), int64(len(tx.spans)))
+		} else {
+			a.logger.Debug("LLM request spans of a batch refused downstream are not held; their sender retries the batch",
+				zap.Int("spans", len(tx.spans)))
+		}
+	}
+	clear(tx.spans)
+	tx.spans, tx.perTrace = tx.spans[:0], nil
+	a.txs.Put(tx)
+}
+
+// commit holds h for trace id. A concurrent batch may have brought the
+// steps that complete it, or filled the trace's share: it is then released
+// at once (marked evicted in the second case). Caller holds mu.
+func (a *assembler) commit(id pcommon.TraceID, h heldSpan) {
+	e := a.entry(id)
+	if len(e.held) >= a.cfg.MaxHeldPerTrace {
+		a.tel.evictions.Add(context.Background(), 1, a.tel.evictionAttrs[evictHeldPerTrace])
+		a.releaseOne(a.released, e.toSteps(), h, true)
+		return
+	}
+	e.held = append(e.held, h)
+	a.totalHeld++
+	if len(e.steps) > 0 && e.complete() {
+		a.remove(e)
+		a.releaseInto(a.released, e, false)
+	}
 }
 
 // takeReleased returns the requests released so far (evictions, refused
@@ -372,7 +519,7 @@ func (a *assembler) takeReleased(complete bool) ptrace.Traces {
 	out := ptrace.NewTraces()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.released.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
+	a.takeRetries(out, a.now(), false)
 	if !complete {
 		return out
 	}
@@ -391,7 +538,7 @@ func (a *assembler) expire(now time.Time, all bool) ptrace.Traces {
 	out := ptrace.NewTraces()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.released.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
+	a.takeRetries(out, now, all)
 	for el := a.byAge.Front(); el != nil; {
 		e := el.Value.(*traceEntry)
 		el = el.Next()
@@ -413,6 +560,15 @@ func (a *assembler) expire(now time.Time, all bool) ptrace.Traces {
 	return out
 }
 
+// takeRetries moves the released spans into out, unless the next consumer
+// refused the last send and its retry pause runs until after now (all: at
+// shutdown, regardless). The set is the assembly's own. Caller holds mu.
+func (a *assembler) takeRetries(out ptrace.Traces, now time.Time, all bool) {
+	if all || !now.Before(a.retryAt) {
+		a.released.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
+	}
+}
+
 // releaseInto derives each held request of e with e's steps and appends it
 // to out. Caller holds mu.
 func (a *assembler) releaseInto(out ptrace.Traces, e *traceEntry, evicted bool) {
@@ -421,53 +577,82 @@ func (a *assembler) releaseInto(out ptrace.Traces, e *traceEntry, evicted bool) 
 	}
 	steps := e.toSteps()
 	for _, h := range e.held {
-		rs := h.td.ResourceSpans().At(0)
-		ss := rs.ScopeSpans().At(0)
-		a.release(ss.Spans().At(0), rs.Resource().Attributes(), derive.ScopeOf(rs, ss), steps, evicted || e.truncated)
-		rs.MoveTo(out.ResourceSpans().AppendEmpty())
+		a.releaseOne(out, steps, h, evicted || e.truncated)
 	}
 	a.totalHeld -= len(e.held)
 	e.held = nil
 }
 
+// releaseOne derives the held request h with steps and moves it to out.
+// Caller holds mu.
+func (a *assembler) releaseOne(out ptrace.Traces, steps *derive.Steps, h heldSpan, evicted bool) {
+	rs := h.td.ResourceSpans().At(0)
+	ss := rs.ScopeSpans().At(0)
+	a.release(ss.Spans().At(0), rs.Resource().Attributes(), derive.ScopeOf(rs, ss), steps, evicted)
+	rs.MoveTo(out.ResourceSpans().AppendEmpty())
+}
+
 // emit sends released request spans downstream. They were acknowledged to
-// their sender when they were held, so a retryable refusal must not lose
-// them: they go back to the released set (within MaxHeld) for the next
-// batch or tick. A permanent error, or a full set, drops them, logged and
-// counted. The error is returned for shutdown to report.
-func (a *assembler) emit(ctx context.Context, td ptrace.Traces) error {
+// their sender, so a retryable refusal must not lose them: a copy goes back
+// to the released set (within MaxHeld) for a later batch or tick, after a
+// pause that doubles while the refusals last. A permanent error, a full
+// set, or any refusal at shutdown (final) gives them up, logged and counted
+// by reason. The error is returned for shutdown to report.
+func (a *assembler) emit(ctx context.Context, td ptrace.Traces, final bool) error {
 	n := td.SpanCount()
 	if n == 0 {
 		return nil
 	}
 	err := a.next.ConsumeTraces(ctx, td)
-	if err == nil {
-		return nil
-	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !consumererror.IsPermanent(err) && a.released.SpanCount()+n <= a.cfg.MaxHeld {
-		// td is no longer ours: a fan-out to several consumers marks what
-		// it hands them read-only, so the spans are copied back, never
-		// moved (moving them panicked with "invalid access to shared data").
-		keepCopy(td, a.released)
-		a.logger.Debug("held LLM request spans refused downstream; retrying with the next batch", zap.Error(err), zap.Int("spans", n))
+	if err == nil {
+		if a.backoff > 0 {
+			a.logger.Info("held LLM request spans accepted downstream again", zap.Int("spans", n))
+			a.backoff, a.retryAt = 0, time.Time{}
+		}
+		return nil
+	}
+	var reason evictReason
+	switch {
+	case consumererror.IsPermanent(err):
+		reason = evictRefused
+	case final:
+		reason = evictRefusedAtShutdown
+	case a.released.SpanCount()+n > a.cfg.MaxHeld:
+		reason = evictRetryFull
+	default:
+		a.keepRefused(td, n, err)
 		return err
 	}
-	a.tel.evictions.Add(context.Background(), int64(n), a.tel.evictionAttrs[evictRefused])
-	a.logger.Warn("dropping held LLM request spans refused downstream", zap.Error(err), zap.Int("spans", n))
+	a.tel.evictions.Add(context.Background(), int64(n), a.tel.evictionAttrs[reason])
+	a.logger.Warn("giving up held LLM request spans refused downstream", zap.Error(err), zap.Int("spans", n),
+		zap.String("reason", evictReasonNames[reason]))
 	return err
 }
 
-// keepCopy appends a copy of every resource of td to into; td may be
-// read-only.
-func keepCopy(td, into ptrace.Traces) {
-	dst := into.ResourceSpans()
-	src := td.ResourceSpans()
-	dst.EnsureCapacity(dst.Len() + src.Len())
-	for i := range src.Len() {
-		src.At(i).CopyTo(dst.AppendEmpty())
+// keepRefused keeps a copy of td, n spans a retryable error refused, for a
+// later send, and sets the pause before it. The copy is needed: a fan-out
+// downstream marks td read-only before handing it on, and a consumer may
+// still hold it, so moving out of it panics ("invalid access to shared
+// data"). Caller holds mu.
+func (a *assembler) keepRefused(td ptrace.Traces, n int, err error) {
+	rss := td.ResourceSpans()
+	dst := a.released.ResourceSpans()
+	dst.EnsureCapacity(dst.Len() + rss.Len())
+	for i := range rss.Len() {
+		rss.At(i).CopyTo(dst.AppendEmpty())
 	}
+	if a.backoff == 0 {
+		a.backoff = a.tick()
+		a.logger.Warn("held LLM request spans refused downstream; sending them again with a backoff",
+			zap.Error(err), zap.Int("spans", n))
+	} else {
+		a.backoff = min(2*a.backoff, maxRetryBackoff)
+		a.logger.Debug("held LLM request spans refused downstream again", zap.Error(err), zap.Int("spans", n),
+			zap.Duration("next_try_in", a.backoff))
+	}
+	a.retryAt = a.now().Add(a.backoff)
 }
 
 // toSteps sorts the steps by time and turns counters into per-step token

@@ -43,14 +43,16 @@ func checkCounters(t testing.TB, a *assembler) {
 	require.LessOrEqual(t, len(a.traces), a.cfg.MaxTraces)
 }
 
-func requestSpan(spans ptrace.SpanSlice, trace byte, tokens int64) {
+// requestSpan appends an SGLang request span of trace with 5 output
+// tokens: it waits for 4 decode steps.
+func requestSpan(spans ptrace.SpanSlice, trace byte) {
 	s := spans.AppendEmpty()
 	s.SetName(" Req 1a2b3c4d")
 	s.SetTraceID(pcommon.TraceID{trace})
 	s.SetStartTimestamp(t0)
 	s.SetEndTimestamp(t0 + 1e9)
 	s.Attributes().PutStr("rid", "x")
-	s.Attributes().PutInt("gen_ai.usage.completion_tokens", tokens)
+	s.Attributes().PutInt("gen_ai.usage.completion_tokens", 5)
 }
 
 // TestAssemblyStepCounterExact: a step of the oldest trace arriving when
@@ -84,7 +86,7 @@ func TestAssemblyHeldBounds(t *testing.T) {
 	})
 	for _, trace := range []byte{1, 1, 1, 2, 2} {
 		td := ptrace.NewTraces()
-		requestSpan(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), trace, 5)
+		requestSpan(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), trace)
 		h.consume(td)
 		checkCounters(t, h.impl.asm)
 	}
@@ -139,15 +141,16 @@ func TestAssemblyRetriesRefusedSpans(t *testing.T) {
 			now := time.Unix(1_767_225_600, 0)
 			p.asm.now = func() time.Time { return now }
 			td := ptrace.NewTraces()
-			requestSpan(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), 1, 5)
+			requestSpan(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), 1)
 			_, err = p.processTraces(context.Background(), td)
 			require.ErrorIs(t, err, processorhelper.ErrSkipProcessingData, "held: nothing left in the batch")
 			now = now.Add(time.Minute)
 			next.fail, next.err = 1, tt.err
-			require.Error(t, p.asm.emit(context.Background(), p.asm.expire(now, false)))
+			require.Error(t, p.asm.emit(context.Background(), p.asm.expire(now, false), false))
 			checkCounters(t, p.asm)
 			require.Equal(t, 0, next.spans)
-			require.NoError(t, p.asm.emit(context.Background(), p.asm.expire(now, false)))
+			now = now.Add(p.asm.tick())
+			require.NoError(t, p.asm.emit(context.Background(), p.asm.expire(now, false), false))
 			assert.Equal(t, tt.delivered, next.spans)
 		})
 	}
@@ -162,87 +165,7 @@ func TestAssemblyShutdownReturnsRefusal(t *testing.T) {
 	p, err := newProcessor(processortest.NewNopSettings(metadata.Type), cfg, next)
 	require.NoError(t, err)
 	td := ptrace.NewTraces()
-	requestSpan(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), 1, 5)
+	requestSpan(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), 1)
 	_, _ = p.processTraces(context.Background(), td)
 	require.EqualError(t, p.shutdown(context.Background()), "exporter down")
-}
-
-// readOnlyFanout is what the pipeline puts after a processor whose output
-// goes to several consumers that do not mutate data (an exporter beside the
-// connector): it marks what it is handed read-only, then answers with the
-// next of errs (nil past the end), keeping the trace ids it accepted.
-type readOnlyFanout struct {
-	errs      []error
-	delivered []pcommon.TraceID
-}
-
-func (*readOnlyFanout) Capabilities() consumer.Capabilities {
-	return consumer.Capabilities{MutatesData: false}
-}
-
-func (f *readOnlyFanout) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
-	td.MarkReadOnly()
-	if len(f.errs) > 0 {
-		err := f.errs[0]
-		f.errs = f.errs[1:]
-		if err != nil {
-			return err
-		}
-	}
-	for i := range td.ResourceSpans().Len() {
-		ss := td.ResourceSpans().At(i).ScopeSpans()
-		for j := range ss.Len() {
-			for k := range ss.At(j).Spans().Len() {
-				f.delivered = append(f.delivered, ss.At(j).Spans().At(k).TraceID())
-			}
-		}
-	}
-	return nil
-}
-
-// TestAssemblyRefusedReadOnly: held spans re-sent to a read-only fan-out
-// that refuses them, by the wait timer and inside a later request, are data
-// the processor still owns: no "invalid access to shared data" panic, and
-// every held span is delivered exactly once after a retryable refusal, or
-// dropped and counted after a permanent one.
-func TestAssemblyRefusedReadOnly(t *testing.T) {
-	retry, permanent := errors.New("503"), consumererror.NewPermanent(errors.New("400"))
-	for _, tt := range []struct {
-		name      string
-		errs      []error // the timer's send, the request's send, the timer's again
-		delivered []byte  // trace ids delivered, in order
-	}{
-		{"retryable, then accepted in a request", []error{retry, nil}, []byte{1, 2}},
-		{"retryable twice, then accepted", []error{retry, retry, nil}, []byte{1, 2}},
-		{"retryable, then permanent", []error{retry, permanent}, []byte{}},
-		{"permanent at once", []error{permanent}, []byte{}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := loadConfig(t, "assembly")
-			require.NoError(t, err)
-			next := &readOnlyFanout{errs: tt.errs}
-			p, err := newProcessor(processortest.NewNopSettings(metadata.Type), cfg, next)
-			require.NoError(t, err)
-			now := time.Unix(1_767_225_600, 0)
-			p.asm.now = func() time.Time { return now }
-			td := ptrace.NewTraces()
-			spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
-			requestSpan(spans, 1, 5)
-			requestSpan(spans, 2, 7)
-			_, err = p.processTraces(context.Background(), td)
-			require.ErrorIs(t, err, processorhelper.ErrSkipProcessingData, "both held")
-			now = now.Add(time.Minute)
-			_ = p.asm.emit(context.Background(), p.asm.expire(now, false))     // the timer
-			_, err = p.processTraces(context.Background(), ptrace.NewTraces()) // a request
-			require.NoError(t, err)
-			_ = p.asm.emit(context.Background(), p.asm.expire(now, false)) // the timer again
-			checkCounters(t, p.asm)
-			var got []byte
-			for _, id := range next.delivered {
-				got = append(got, id[0])
-			}
-			assert.Equal(t, tt.delivered, append([]byte{}, got...))
-			assert.Zero(t, p.asm.released.SpanCount(), "nothing left behind")
-		})
-	}
 }

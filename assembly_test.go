@@ -61,7 +61,7 @@ func (h *assemblyHarness) consume(td ptrace.Traces) {
 // advance moves the clock and releases what is due.
 func (h *assemblyHarness) advance(d time.Duration) {
 	h.now = h.now.Add(d)
-	_ = h.impl.asm.emit(context.Background(), h.impl.asm.expire(h.now, false))
+	_ = h.impl.asm.emit(context.Background(), h.impl.asm.expire(h.now, false), false)
 }
 
 // spans returns every span that reached the sink, by name.

@@ -6,15 +6,22 @@ package llmsloprocessor
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"math"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/metadata"
@@ -192,14 +199,20 @@ func sameValue(a, b pcommon.Value) bool {
 
 // FuzzAssembly sends arbitrary trace shapes (request spans of the producers
 // with step spans, steps without requests, requests without steps, spans of
-// a few traces interleaved across batches) through the trace assembly and
-// checks that every span comes out exactly once, after shutdown at the
-// latest, and that nothing panics.
+// a few traces interleaved across batches) through the trace assembly, into
+// a consumer that marks its data read-only, as a fan-out does, and answers
+// each call as the input says: accept, refuse retryable (the sender sends
+// the batch again, a few times at most) or refuse permanently. The clock
+// moves and the wait timer runs between batches. Checked: nothing panics,
+// every span of an acknowledged batch comes out exactly once, after
+// shutdown at the latest, or is counted as given up; no span of a batch
+// that was never acknowledged comes out.
 func FuzzAssembly(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
 	f.Add([]byte{1, 0, 3, 0, 3, 1, 3, 2, 255, 1, 0, 2, 4, 1, 4, 2, 4, 3})
 	f.Add([]byte("sglang and tgi steps in odd orders"))
+	f.Add([]byte{3, 1, 2, 9, 9, 4, 0, 0, 1, 1, 1, 2, 200, 3, 2, 2, 7, 5, 1, 0, 3, 2, 1, 9, 2, 0, 0, 5})
 	cfg, err := loadConfigF(f, "assembly")
 	require.NoError(f, err)
 	cfg.TraceAssembly.MaxTraces = 4
@@ -207,44 +220,122 @@ func FuzzAssembly(f *testing.F) {
 	cfg.TraceAssembly.MaxStepsPerTrace = 5
 	cfg.TraceAssembly.MaxHeldPerTrace = 2
 	cfg.TraceAssembly.MaxHeld = 5
-	names := []string{" Req 1a2b3c4d", "chat_completions", "decode_loop", "send_generation", "other"}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		sink := new(consumertest.TracesSink)
-		set := processortest.NewNopSettings(metadata.Type)
-		impl, err := newProcessor(set, cfg, sink)
-		require.NoError(t, err)
-		p, err := newTracesFromImpl(context.Background(), set, cfg, sink, impl)
-		require.NoError(t, err)
 		r := &fuzzReader{b: data}
-		sent := 0
+		next := &fuzzRefuser{r: r, got: map[pcommon.SpanID]int{}}
+		tel := componenttest.NewTelemetry()
+		defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+		set := processortest.NewNopSettings(metadata.Type)
+		set.TelemetrySettings = tel.NewTelemetrySettings()
+		impl, err := newProcessor(set, cfg, next)
+		require.NoError(t, err)
+		now := time.Unix(1_767_225_600, 0)
+		impl.asm.now = func() time.Time { return now }
+		p, err := newTracesFromImpl(context.Background(), set, cfg, next, impl)
+		require.NoError(t, err)
+		acknowledged, ids := 0, uint16(0)
 		for len(r.b) > 0 {
-			td := ptrace.NewTraces()
-			spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
-			for n := r.pick(6); n > 0; n-- {
-				s := spans.AppendEmpty()
-				kind := r.pick(len(names))
-				s.SetName(names[kind])
-				s.SetTraceID(pcommon.TraceID{r.byte() % 6})
-				start := uint64(1_767_225_600_000_000_000) + uint64(r.byte())*1e6
-				s.SetStartTimestamp(pcommon.Timestamp(start))
-				s.SetEndTimestamp(pcommon.Timestamp(start + uint64(r.byte())*1e7))
-				switch kind {
-				case 0:
-					s.Attributes().PutStr("rid", "x")
-					s.Attributes().PutInt("gen_ai.usage.completion_tokens", int64(r.byte()%8))
-					r.value(s.Attributes().PutEmpty("gen_ai.latency.time_to_first_token"))
-				case 1:
-					r.value(s.Attributes().PutEmpty("total_time"))
-					s.Attributes().PutStr("queue_time", fuzzStrings[r.pick(len(fuzzStrings))])
-				case 2:
-					r.value(s.Attributes().PutEmpty("decode_ct"))
-				}
-			}
-			sent += td.SpanCount()
-			require.NoError(t, p.ConsumeTraces(context.Background(), td))
+			td := fuzzAssemblyBatch(r, &ids)
+			acknowledged += sendRetrying(p, td)
+			checkCounters(t, impl.asm)
+			now = now.Add(time.Duration(r.byte()) * 100 * time.Millisecond)
+			_ = impl.asm.emit(context.Background(), impl.asm.expire(now, false), false)
 			checkCounters(t, impl.asm)
 		}
-		require.NoError(t, p.Shutdown(context.Background()))
-		require.Equal(t, sent, sink.SpanCount())
+		next.r = &fuzzReader{} // the input is spent: accept from here on
+		_ = p.Shutdown(context.Background())
+		for id, n := range next.got {
+			require.Equal(t, 1, n, "span %v delivered %d times", id, n)
+		}
+		require.Equal(t, acknowledged, len(next.got)+int(givenUp(tel)))
 	})
+}
+
+// fuzzRefuser marks what it is given read-only and answers as the input
+// says: mostly accept, refuse retryable or permanently. It counts the spans
+// it accepted by span ID.
+type fuzzRefuser struct {
+	r   *fuzzReader
+	got map[pcommon.SpanID]int
+}
+
+func (*fuzzRefuser) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+
+func (c *fuzzRefuser) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
+	td.MarkReadOnly()
+	switch c.r.pick(5) {
+	case 1:
+		return errors.New("503")
+	case 2:
+		return consumererror.NewPermanent(errors.New("400"))
+	}
+	eachSpan(td, func(s ptrace.Span) { c.got[s.SpanID()]++ })
+	return nil
+}
+
+// sendRetrying sends td as a sender does: again, from its own copy, after
+// a retryable refusal (three tries at most), never after a permanent one.
+// It returns the spans acknowledged.
+func sendRetrying(p processor.Traces, td ptrace.Traces) int {
+	for range 3 {
+		try := ptrace.NewTraces()
+		td.CopyTo(try)
+		err := p.ConsumeTraces(context.Background(), try)
+		if err == nil {
+			return td.SpanCount()
+		}
+		if consumererror.IsPermanent(err) {
+			return 0
+		}
+	}
+	return 0
+}
+
+var fuzzAssemblyNames = []string{" Req 1a2b3c4d", "chat_completions", "decode_loop", "send_generation", "other"}
+
+// fuzzAssemblyBatch builds a batch of up to five spans of six traces, each
+// with a span ID of its own.
+func fuzzAssemblyBatch(r *fuzzReader, ids *uint16) ptrace.Traces {
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	for n := r.pick(6); n > 0; n-- {
+		s := spans.AppendEmpty()
+		kind := r.pick(len(fuzzAssemblyNames))
+		s.SetName(fuzzAssemblyNames[kind])
+		s.SetTraceID(pcommon.TraceID{r.byte() % 6})
+		*ids++
+		s.SetSpanID(pcommon.SpanID{1, byte(*ids >> 8), byte(*ids)})
+		start := uint64(1_767_225_600_000_000_000) + uint64(r.byte())*1e6
+		s.SetStartTimestamp(pcommon.Timestamp(start))
+		s.SetEndTimestamp(pcommon.Timestamp(start + uint64(r.byte())*1e7))
+		switch kind {
+		case 0:
+			s.Attributes().PutStr("rid", "x")
+			s.Attributes().PutInt("gen_ai.usage.completion_tokens", int64(r.byte()%8))
+			r.value(s.Attributes().PutEmpty("gen_ai.latency.time_to_first_token"))
+		case 1:
+			r.value(s.Attributes().PutEmpty("total_time"))
+			s.Attributes().PutStr("queue_time", fuzzStrings[r.pick(len(fuzzStrings))])
+		case 2:
+			r.value(s.Attributes().PutEmpty("decode_ct"))
+		}
+	}
+	return td
+}
+
+// givenUp is the number of held spans the assembly counted as given up
+// after a refusal.
+func givenUp(tel *componenttest.Telemetry) int64 {
+	m, err := tel.GetMetric("otelcol_processor_llm_slo_assembly_evictions")
+	if err != nil {
+		return 0 // nothing counted
+	}
+	n := int64(0)
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		switch v, _ := dp.Attributes.Value("reason"); v.AsString() {
+		case "refused_downstream", "retry_full", "refused_at_shutdown":
+			n += dp.Value
+		}
+	}
+	return n
 }

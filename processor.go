@@ -58,6 +58,8 @@ type batchState struct {
 	limits slo.Limits // a request's own, for SLOs with per-request thresholds
 	counts *batchCounts
 	held   []int
+	// tx collects the spans the batch holds back (trace assembly).
+	tx *holdTx
 }
 
 func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*llmSLOProcessor, error) {
@@ -147,7 +149,7 @@ func (p *llmSLOProcessor) assemble(span ptrace.Span, rs ptrace.ResourceSpans, ss
 		p.write(span, resource.Attributes(), st)
 		return false
 	}
-	if !p.asm.hold(span, rs, ss, expected) {
+	if !p.asm.hold(st.tx, span, rs, ss, expected) {
 		// Held state is full: pass the span at once, derived from its own
 		// attributes, saying why its step timing is missing.
 		st.res.Errors.Set(derive.FieldITL, derive.Overflow)
@@ -167,6 +169,9 @@ func (p *llmSLOProcessor) getState() *batchState {
 func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
 	st := p.getState()
 	defer p.putState(st)
+	if p.asm != nil {
+		st.tx = p.asm.begin()
+	}
 	completed := p.asm != nil && p.asm.recordSteps(td)
 	recorded, held := false, 0
 	rss := td.ResourceSpans()
@@ -194,10 +199,20 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 	}
 	if p.asm != nil {
 		// A refused send keeps the spans for the next batch or tick.
-		_ = p.asm.emit(ctx, p.asm.takeReleased(completed))
+		_ = p.asm.emit(ctx, p.asm.takeReleased(completed), false)
 	}
-	if held > 0 && td.SpanCount() == 0 {
+	switch {
+	case held == 0:
+		if p.asm != nil {
+			p.asm.settle(st.tx, true)
+		}
+	case td.SpanCount() == 0:
+		// Nothing goes on: the batch is acknowledged as it stands.
+		p.asm.settle(st.tx, true)
 		return td, processorhelper.ErrSkipProcessingData
+	default:
+		// settlingNext settles the holds with the next consumer's answer.
+		p.asm.await(td, st.tx)
 	}
 	return td, nil
 }
@@ -256,6 +271,7 @@ func removeAt(spans ptrace.SpanSlice, idx []int) {
 }
 
 func (p *llmSLOProcessor) putState(st *batchState) {
+	st.tx = nil
 	*st.counts = batchCounts{requests: clearRows(st.counts.requests), verdicts: clearRows(st.counts.verdicts)}
 	p.state.Put(st)
 }

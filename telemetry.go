@@ -52,10 +52,12 @@ const (
 	evictHeld
 	evictHeldPerTrace
 	evictRefused
+	evictRetryFull
+	evictRefusedAtShutdown
 	numEvictReasons
 )
 
-var evictReasonNames = [numEvictReasons]string{"max_traces", "max_steps_per_trace", "request_never_arrived", "max_held", "max_held_per_trace", "refused_downstream"}
+var evictReasonNames = [numEvictReasons]string{"max_traces", "max_steps_per_trace", "request_never_arrived", "max_held", "max_held_per_trace", "refused_downstream", "retry_full", "refused_at_shutdown"}
 
 // batchCounts accumulates one batch's telemetry.
 type batchCounts struct {
