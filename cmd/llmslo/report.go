@@ -48,6 +48,7 @@ llmslo define them, and the slowest requests with their trace and span IDs.`,
 	fl.StringVar(&f.by, "by", strings.Join(report.DefaultBy, ","), `group dimensions: model, layer, preset, or any span/resource attribute key`)
 	fl.Int64Var(&f.maxGaps, "max-gaps", 64<<20, "inter-token gaps kept for exact pooled ITL percentiles (8 bytes each); beyond it, a 1% sketch")
 	fl.IntVar(&f.top, "top", 10, "slowest requests listed per metric")
+	fl.IntVar(&f.maxGroups, "max-groups", report.DefaultMaxGroups, `groups reported, one of them "(other groups)" holding the requests of every group past the rest`)
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on standard error")
 	fl.Int64Var(&f.limits.MaxDecodedBytes, "max-decoded-bytes", report.DefaultMaxDecodedBytes, "bytes read after decompression, over all inputs, before giving up (a gzip bomb stops here)")
 	fl.IntVar(&f.limits.MaxGzipDepth, "max-gzip-depth", report.DefaultMaxGzipDepth, "gzip layers inside one another")
@@ -58,7 +59,7 @@ type reportFlags struct {
 	configPath, processorID, format, out, by string
 	slos                                     []string
 	maxGaps                                  int64
-	top                                      int
+	top, maxGroups                           int
 	quiet                                    bool
 	limits                                   report.ReadLimits
 }
@@ -66,6 +67,9 @@ type reportFlags struct {
 func runReport(cmd *cobra.Command, args []string, f *reportFlags) error {
 	if !slices.Contains([]string{"text", "markdown", "json", "html"}, f.format) {
 		return fmt.Errorf("--format %q: allowed values are text, markdown, json, html", f.format)
+	}
+	if f.maxGroups < 2 {
+		return fmt.Errorf("--max-groups %d: must be at least 2 (one group and the overflow group)", f.maxGroups)
 	}
 	cfg, id, err := loadConfig(cmd, f.configPath, f.processorID)
 	if err != nil {
@@ -81,7 +85,7 @@ func runReport(cmd *cobra.Command, args []string, f *reportFlags) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	opts := report.Options{Config: cfg, ProcessorID: id, MaxGaps: f.maxGaps, Top: f.top}
+	opts := report.Options{Config: cfg, ProcessorID: id, MaxGaps: f.maxGaps, Top: f.top, MaxGroups: f.maxGroups}
 	for _, d := range strings.Split(f.by, ",") {
 		if d = strings.TrimSpace(d); d != "" {
 			opts.By = append(opts.By, d)

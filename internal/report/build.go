@@ -76,6 +76,7 @@ func rfc3339(ns int64) string {
 func (e *Engine) build(inputs []string) *Report {
 	r := &Report{
 		Schema: SchemaVersion, Inputs: inputs, Processor: e.opts.ProcessorID, GroupBy: e.opts.By,
+		MaxGroups: e.opts.MaxGroups, OverflowRequests: e.overflowed,
 		Spans: e.spans.Load(), Requests: int64(len(e.recs)), Failed: e.failed,
 		Duration: nan(), Slowest: map[string][]Slow{}, SLOs: []SLOReport{}, Sweep: []SweepCurve{}, Timeline: []Timeline{},
 	}
@@ -122,8 +123,25 @@ func (e *Engine) groupOrder() []uint32 {
 		}
 		return b.String()
 	}
-	slices.SortFunc(ids, func(a, b uint32) int { return strings.Compare(key(e.groups[a]), key(e.groups[b])) })
+	// The overflow group comes last.
+	slices.SortFunc(ids, func(a, b uint32) int {
+		ga, gb := e.groups[a], e.groups[b]
+		if c := cmpBool(ga.IsOverflow(), gb.IsOverflow()); c != 0 {
+			return c
+		}
+		return strings.Compare(key(ga), key(gb))
+	})
 	return ids
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 type sloAcc struct {

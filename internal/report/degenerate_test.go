@@ -77,3 +77,47 @@ func TestPaletteDistinct(t *testing.T) {
 	require.Greater(t, nearest, 40.0)
 	t.Logf("nearest pair: %.0f apart", nearest)
 }
+
+// TestMaxGroups: past MaxGroups, the requests of new groups are counted in
+// the one overflow group, listed last, every request still in the SLO's
+// totals, and every format says so.
+func TestMaxGroups(t *testing.T) {
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	for i, model := range []string{"m3", "m1", "m2", "m1", "m4", "m3"} {
+		s := spans.AppendEmpty()
+		s.SetName("llm_request")
+		s.SetStartTimestamp(1e18)
+		s.SetEndTimestamp(pcommon.Timestamp(1e18 + 1e9 + 1e6*uint64(i)))
+		s.Attributes().PutStr("gen_ai.request.model", model)
+		s.Attributes().PutDouble("gen_ai.latency.time_to_first_token", 0.1)
+	}
+	opts := goldenOptions(t)
+	opts.By, opts.MaxGroups = []string{"model"}, 3
+	e, err := NewEngine(context.Background(), opts)
+	require.NoError(t, err)
+	require.NoError(t, e.Consume(context.Background(), td))
+	require.NoError(t, e.Close(context.Background()))
+	r := e.Report(nil)
+	require.Equal(t, int64(2), r.OverflowRequests, "m2 and m4, past m3 and m1")
+	var got []string
+	var requests []int64
+	for _, g := range r.Latency {
+		got = append(got, r.groupName(g.Group))
+		requests = append(requests, g.Requests)
+	}
+	require.Equal(t, []string{"all", "m1", "m3", "(other groups)"}, got)
+	require.Equal(t, []int64{6, 2, 2, 2}, requests)
+	require.Equal(t, Group{"otel.metric.overflow": "true"}, r.Latency[3].Group)
+	require.Equal(t, int64(6), r.SLOs[0].Groups[0].Requests)
+	note := `More than 2 groups: the 2 requests of the rest are reported together as "(other groups)" (raise --max-groups, or group by fewer dimensions).`
+	for format, write := range map[string]func(io.Writer, *Report) error{"text": WriteText, "markdown": WriteMarkdown, "html": WriteHTML} {
+		var b bytes.Buffer
+		require.NoError(t, write(&b, r), format)
+		text := b.String()
+		if format == "html" {
+			text = strings.ReplaceAll(text, "&#34;", `"`)
+		}
+		require.Contains(t, strings.Join(strings.Fields(text), " "), note, format)
+	}
+}

@@ -43,7 +43,16 @@ type Options struct {
 	MaxGaps int64
 	// Top is how many slowest requests to list per metric (default 10).
 	Top int
+	// MaxGroups bounds the groups, the overflow group included (0:
+	// DefaultMaxGroups): past it, the requests of new dimension values
+	// are counted in the overflow group, so a dimension of unbounded
+	// values (a request ID, a million models) costs bounded memory and a
+	// report of bounded length.
+	MaxGroups int
 }
+
+// DefaultMaxGroups is the default of Options.MaxGroups.
+const DefaultMaxGroups = 1000
 
 // DefaultBy is the default grouping.
 var DefaultBy = []string{"model", "layer"}
@@ -76,6 +85,10 @@ type Engine struct {
 	streams  []streamRec
 	groups   []Group
 	groupIx  map[string]uint32
+	// overflowID is the overflow group's index + 1 (0: none yet);
+	// overflowed counts the requests it holds.
+	overflowID uint32
+	overflowed int64
 	keyBuf   []byte
 	budget   atomic.Int64
 	// gaps per group: the llmslo ITL of requests in the definitions
@@ -150,6 +163,9 @@ func NewEngine(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	if opts.Top <= 0 {
 		opts.Top = 10
+	}
+	if opts.MaxGroups <= 0 {
+		opts.MaxGroups = DefaultMaxGroups
 	}
 	e := &Engine{
 		opts: opts, keys: contract.NewKeys(cfg.AttributePrefix), sloIx: map[string]int{},
@@ -408,13 +424,31 @@ func (e *Engine) groupOf(attrs, res pcommon.Map, v *spanView) uint32 {
 	if g, ok := e.groupIx[string(b)]; ok {
 		return g
 	}
+	if len(e.groupIx) >= e.opts.MaxGroups-1 {
+		return e.overflowGroup()
+	}
 	g := Group{}
 	for i, d := range e.opts.By {
 		g[d] = dims[i]
 	}
+	id := e.addGroup(g)
+	e.groupIx[string(b)] = id
+	return id
+}
+
+// overflowGroup counts a request of a group past MaxGroups; it interns the
+// overflow group on first use.
+func (e *Engine) overflowGroup() uint32 {
+	e.overflowed++
+	if e.overflowID == 0 {
+		e.overflowID = e.addGroup(Group{OverflowKey: "true"}) + 1
+	}
+	return e.overflowID - 1
+}
+
+func (e *Engine) addGroup(g Group) uint32 {
 	id := uint32(len(e.groups))
 	e.groups = append(e.groups, g)
-	e.groupIx[string(b)] = id
 	e.gapsDefs = append(e.gapsDefs, newPool(&e.budget))
 	e.gapsRest = append(e.gapsRest, newPool(&e.budget))
 	return id

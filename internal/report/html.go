@@ -315,6 +315,7 @@ pre{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:12px}
 </style></head><body>
 <h1>llmslo report</h1>
 <p class="sub">{{.R.Requests}} LLM request spans ({{.R.Failed}} failed) of {{.R.Spans}} spans{{if .R.Start}}, {{.R.Start}} to {{.R.End}}{{end}}; grouped by {{range $i, $d := .R.GroupBy}}{{if $i}}, {{end}}{{$d}}{{end}}.</p>
+{{with .R.OverflowNote}}<p class="sub">{{.}}</p>{{end}}
 {{range .SLOs}}
 <h2>SLO {{.Name}}: {{.Constraint}}</h2>
 <table><tr><th>group</th><th>requests</th><th>met</th><th>violated</th><th>unknown</th><th>goodput</th><th>95% CI</th><th>good/s</th><th>token goodput</th></tr>

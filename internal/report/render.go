@@ -229,9 +229,26 @@ func dur(s float64) string {
 	return fmt.Sprintf("%gs", d)
 }
 
+// overflowName is how the text, Markdown and HTML reports name the
+// overflow group.
+const overflowName = "(other groups)"
+
+// OverflowNote says that groups past MaxGroups were reported together, if
+// any were.
+func (r *Report) OverflowNote() string {
+	if r.OverflowRequests == 0 {
+		return ""
+	}
+	return fmt.Sprintf("More than %d groups: the %d requests of the rest are reported together as %q (raise --max-groups, or group by fewer dimensions).",
+		r.MaxGroups-1, r.OverflowRequests, overflowName)
+}
+
 func (r *Report) groupName(g Group) string {
 	if len(g) == 0 {
 		return "all"
+	}
+	if g.IsOverflow() {
+		return overflowName
 	}
 	parts := make([]string, 0, len(r.GroupBy))
 	for _, d := range r.GroupBy {
@@ -307,6 +324,9 @@ func buildDoc(r *Report, text bool) *doc {
 	}
 	d.p("%d LLM request spans (%d failed) of %d spans read%s. Grouped by %s. Processor settings: %s.",
 		r.Requests, r.Failed, r.Spans, when, strings.Join(r.GroupBy, ", "), orDefault(r.Processor))
+	if note := r.OverflowNote(); note != "" {
+		d.p("%s", note)
+	}
 	for _, s := range r.SLOs {
 		sloSection(d, r, s)
 	}

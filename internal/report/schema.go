@@ -26,6 +26,10 @@ type Report struct {
 	Processor string `json:"processor"`
 	// GroupBy lists the dimensions of every group below.
 	GroupBy []string `json:"group_by"`
+	// MaxGroups bounds the groups; OverflowRequests counts the requests of
+	// groups past it, reported together in the overflow group (0: none).
+	MaxGroups        int   `json:"max_groups"`
+	OverflowRequests int64 `json:"overflow_requests"`
 	// Spans is every span read; Requests the LLM request spans among them
 	// (those the processor recognized), Failed those with error status.
 	Spans    int64 `json:"spans"`
@@ -62,6 +66,14 @@ const cdfPoints = 400
 
 // Group names one group by its dimension values ({} is every request).
 type Group map[string]string
+
+// OverflowKey marks the overflow group, {"otel.metric.overflow": "true"}:
+// the requests of every group past --max-groups, named as the collector's
+// cardinality limits name their overflow series.
+const OverflowKey = "otel.metric.overflow"
+
+// IsOverflow reports whether g is the overflow group.
+func (g Group) IsOverflow() bool { return g[OverflowKey] == "true" }
 
 // SLOReport is one SLO's goodput, overall and per group.
 type SLOReport struct {
