@@ -89,8 +89,8 @@ type Engine struct {
 	// overflowed counts the requests it holds.
 	overflowID uint32
 	overflowed int64
-	keyBuf   []byte
-	budget   atomic.Int64
+	keyBuf     []byte
+	budget     atomic.Int64
 	// gaps per group: the llmslo ITL of requests in the definitions
 	// (defs) and of the others (rest), so neither is stored twice.
 	gapsDefs, gapsRest []*pool
