@@ -62,7 +62,7 @@ validate: ## Validate every example collector config with the built distribution
 fuzz: ## Run each fuzz target for FUZZTIME (default 30s)
 	@for pkg in $$($(GO) list ./...); do \
 	  for target in $$($(GO) test -list 'Fuzz.*' $$pkg | grep '^Fuzz'); do \
-	    echo ">> $$pkg $$target"; $(GO) test -run XXX -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	    echo ">> $$pkg $$target"; $(GO) test -run XXX -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg || exit 1; \
 	  done; \
 	done
 

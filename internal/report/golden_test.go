@@ -18,7 +18,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the vector files and golden reports")
 
-func goldenOptions(t *testing.T) Options {
+func goldenOptions(t testing.TB) Options {
 	procs, err := collectorconfig.Load(context.Background(), "testdata/collector.yaml")
 	require.NoError(t, err)
 	return Options{Config: procs[0].Config, ProcessorID: "llm_slo (testdata/collector.yaml)"}
