@@ -116,7 +116,7 @@ func producerSpans() []producerSpan {
 			ttft:  0.150001, source: "openlit:attributes", stream: true},
 		{row: "OpenInference", scope: "openinference.instrumentation.openai", name: "ChatCompletion", kind: ptrace.SpanKindInternal, end: 800,
 			attrs:  map[string]any{"openinference.span.kind": "LLM", "llm.model_name": "gpt-4o", "llm.token_count.completion": 40},
-			events: map[string][]float64{"First Token Stream Event": {120.006}}, ttft: 0.120006, source: "openinference:events", stream: true},
+			events: map[string][]float64{"First Token Stream Event": {120.006}}, ttft: 0.120006, source: "openinference:events,level=provider", stream: true},
 		{row: "OpenLLMetry (Python)", scope: "opentelemetry.instrumentation.openai.v1", name: "openai.chat", kind: ptrace.SpanKindClient, end: 205,
 			attrs:  map[string]any{"gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o-mini", "gen_ai.is_streaming": true, "gen_ai.usage.output_tokens": 5},
 			events: map[string][]float64{"gen_ai.content.completion.chunk": {100.001, 120, 140, 170, 200}}, ttft: 0.100001, source: "openllmetry:events", stream: true},

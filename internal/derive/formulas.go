@@ -202,9 +202,9 @@ func (r *request) tokens() {
 		} else {
 			n, hasN = sum, true
 			if r.outputs == FromSteps {
-				res.Qualifiers = append(res.Qualifiers, "output_tokens_from_steps")
+				res.Qualifiers = append(res.Qualifiers, QualifierOutputTokensFromSteps)
 			} else {
-				res.Qualifiers = append(res.Qualifiers, "output_tokens_from_chunks")
+				res.Qualifiers = append(res.Qualifiers, QualifierOutputTokensFromChunks)
 			}
 		}
 	}
@@ -213,7 +213,7 @@ func (r *request) tokens() {
 	c.tokenDetails(s, res)
 	if k, ok := countValue(c.reqN, s, FieldRequestN, errs); ok && k > 1 {
 		r.seqs = k
-		res.Qualifiers = append(res.Qualifiers, "n="+strconv.FormatInt(k, 10))
+		res.Qualifiers = append(res.Qualifiers, QualifierRequestN+strconv.FormatInt(k, 10))
 	}
 }
 

@@ -100,6 +100,41 @@ const (
 	PydanticAIScope = "pydantic-ai"
 )
 
+// Instrumentation levels: a framework's model call (LangChain's ChatOpenAI)
+// and the provider SDK's request it makes (the OpenAI client's) are two
+// spans of one request when both are instrumented, each often the root of
+// its own trace. The level is the value of the level= qualifier of
+// llm.metrics.source, so an SLO's selector can count one of them.
+const (
+	LevelFramework = "framework"
+	LevelProvider  = "provider"
+	// LevelUnstated is the selector's word for a span whose source states
+	// no level: every producer not in levelScopes.
+	LevelUnstated = "unstated"
+)
+
+// LevelNames are the values of an SLO selector's levels.
+var LevelNames = []string{LevelFramework, LevelProvider, LevelUnstated}
+
+// levelScopes are the instrumentation scopes whose level is known from the
+// instrumentation itself (each names the library it patches). A scope not
+// listed states no level: a span's attributes alone do not say which layer
+// wrote it (Langfuse's LangChain handler and its observeOpenAI share the
+// scope langfuse-sdk and their attributes).
+var levelScopes = map[string]string{
+	"@traceloop/instrumentation-langchain":             LevelFramework,
+	"@arizeai/openinference-instrumentation-langchain": LevelFramework,
+	"openinference.instrumentation.langchain":          LevelFramework,
+	"@traceloop/instrumentation-openai":                LevelProvider,
+	"@arizeai/openinference-instrumentation-openai":    LevelProvider,
+	"openinference.instrumentation.openai":             LevelProvider,
+	"@opentelemetry/instrumentation-openai":            LevelProvider,
+}
+
+// LevelOfScope returns the instrumentation level of spans of the named
+// scope, or "" when the scope states none.
+func LevelOfScope(scope string) string { return levelScopes[scope] }
+
 func with(m Mapping, f func(*Mapping)) Mapping {
 	f(&m)
 	return m
