@@ -59,3 +59,68 @@ func TestLevelQualifierReused(t *testing.T) {
 	assert.Equal(t, "openinference:span", table.Source(&r))
 	assert.Empty(t, r.Level)
 }
+
+// TestFirstPartQualifier: a TTFT its producer stamps at the first stream
+// part of any kind is qualified ttft=first_part (the value itself is the
+// producer's); AI SDK 6 and 7, which stamp the first text part, are told
+// from 5 only by the usage details they alone write.
+func TestFirstPartQualifier(t *testing.T) {
+	sdk := func(extra map[string]any) map[string]any {
+		a := map[string]any{"ai.operationId": "ai.streamText.doStream", "ai.response.msToFirstChunk": 65.5, "ai.usage.outputTokens": 21}
+		for k, v := range extra {
+			a[k] = v
+		}
+		return a
+	}
+	langfuse := map[string]any{"langfuse.observation.type": "generation", "langfuse.observation.completion_start_time": `"2026-01-01T00:00:00.070Z"`,
+		"langfuse.observation.model.parameters": `{"stream":true}`, "langfuse.observation.usage_details": `{"output": 21}`}
+	tests := []struct {
+		name, span string
+		attrs      map[string]any
+		events     []ev
+		source     string
+		ttft       float64
+	}{
+		{"AI SDK 5: no usage details, first part", "ai.streamText.doStream", sdk(nil), nil,
+			"vercel_ai:attributes,ttft=first_part", 0.0655},
+		{"AI SDK 6/7: usage details, first text part", "ai.streamText.doStream",
+			sdk(map[string]any{"ai.usage.inputTokenDetails.noCacheTokens": 12, "ai.usage.outputTokenDetails.textTokens": 21}), nil,
+			"vercel_ai:attributes", 0.0655},
+		{"AI SDK renamed by Traceloop, no evidence of the release", "chat gpt-4o-mini", sdk(nil), nil,
+			"vercel_ai:attributes,ttft=first_part", 0.0655},
+		{"AI SDK first-chunk event only (AI SDK 5)", "ai.streamText.doStream",
+			map[string]any{"ai.operationId": "ai.streamText.doStream", "ai.usage.outputTokens": 21}, []ev{{"ai.stream.firstChunk", 62, -1}},
+			"vercel_ai:events,ttft=first_part", 0.062},
+		{"AI SDK first-chunk event, AI SDK 6 usage", "ai.streamText.doStream",
+			map[string]any{"ai.operationId": "ai.streamText.doStream", "ai.usage.outputTokens": 21, "ai.usage.outputTokenDetails.textTokens": 21},
+			[]ev{{"ai.stream.firstChunk", 125, -1}}, "vercel_ai:events", 0.125},
+		{"AI SDK span with the conventions' TTFT: not the AI SDK's stamp", "ai.streamText.doStream",
+			map[string]any{"ai.operationId": "ai.streamText.doStream", "gen_ai.client.operation.time_to_first_chunk": 0.178, "ai.usage.outputTokens": 21}, nil,
+			"vercel_ai:attributes", 0.178},
+		{"Langfuse completion_start_time", "OpenAI-generation", langfuse, nil, "langfuse:attributes,ttft=first_part", 0.070},
+		{"OpenInference's first-token event is the first token", "ChatCompletion",
+			map[string]any{"openinference.span.kind": "LLM", "llm.token_count.completion": 21}, []ev{{"First Token Stream Event", 123, -1}},
+			"openinference:events", 0.123},
+	}
+	table := NewTable(preset.Builtin(), Options{})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r Result
+			require.True(t, table.DeriveIn(newSpan(tt.span, 500, tt.attrs, tt.events...), Scope{Name: "ai"}, &r))
+			assert.Equal(t, tt.source, table.Source(&r))
+			assert.Equal(t, Known, r.TTFT.S)
+			assert.InDelta(t, tt.ttft, r.TTFT.V, 1e-9)
+		})
+	}
+}
+
+// TestFirstPartNotStreamed: a non-streamed call has no TTFT, so no
+// qualifier, whatever its producer stamps.
+func TestFirstPartNotStreamed(t *testing.T) {
+	table := NewTable(preset.Builtin(), Options{})
+	span := newSpan("ai.generateText.doGenerate", 500, map[string]any{"ai.operationId": "ai.generateText.doGenerate", "ai.usage.outputTokens": 21})
+	var r Result
+	require.True(t, table.DeriveIn(span, Scope{Name: "ai"}, &r))
+	assert.Equal(t, "vercel_ai:span", table.Source(&r))
+	assert.Equal(t, NotApplicable, r.TTFT.S)
+}

@@ -261,7 +261,9 @@ func sdks() []*Preset {
 			Layer: LayerClient,
 			Match: Match{Any: []Cond{{Attribute: "langfuse.observation.type", AttributeValues: []string{"generation"}}}},
 			Map: with(clientMapping, func(m *Mapping) {
-				m.TTFT = withConventionTTFT(TimingAttr{Key: "langfuse.observation.completion_start_time", Unit: Timestamp})
+				// Both observeOpenAI and the LangChain handler stamp it at
+				// the first stream part, a role-only chunk too.
+				m.TTFT = withConventionTTFT(TimingAttr{Key: "langfuse.observation.completion_start_time", Unit: Timestamp, FirstPart: true})
 				// Langfuse serialises usage as a JSON object.
 				m.OutputTokens = append(slices.Clone(outputTokenKeys), "langfuse.observation.usage_details#output")
 				m.InputTokens = append(slices.Clone(inputTokenKeys), "langfuse.observation.usage_details#input")
@@ -370,6 +372,15 @@ func strandsPreset() *Preset {
 // aiSDKModelCalls are the Vercel AI SDK's operation ids of one model call.
 var aiSDKModelCalls = []string{"ai.streamText.doStream", "ai.streamObject.doStream", "ai.generateText.doGenerate", "ai.generateObject.doGenerate"}
 
+// aiSDK6Usage are the usage details AI SDK 6 added (its LanguageModelUsage
+// gained inputTokenDetails and outputTokenDetails); AI SDK 5 writes none.
+// One on a span says the release stamps the first text part.
+var aiSDK6Usage = []string{
+	"ai.usage.inputTokenDetails.noCacheTokens", "ai.usage.inputTokenDetails.cacheReadTokens",
+	"ai.usage.inputTokenDetails.cacheWriteTokens", "ai.usage.outputTokenDetails.textTokens",
+	"ai.usage.outputTokenDetails.reasoningTokens",
+}
+
 // withConventionTTFT is a preset's own TTFT attributes, then the
 // conventions' (see clientMapping).
 func withConventionTTFT(own ...TimingAttr) []TimingAttr { return slices.Concat(own, semconvTTFT) }
@@ -393,7 +404,11 @@ func vercelAIPreset() *Preset {
 			{Attribute: "ai.operationId", AttributeValues: aiSDKModelCalls},
 		}},
 		Map: with(clientMapping, func(m *Mapping) {
-			m.TTFT = withConventionTTFT(TimingAttr{Key: "ai.response.msToFirstChunk", Unit: Milliseconds}, TimingAttr{Key: "ai.stream.msToFirstChunk", Unit: Milliseconds})
+			// AI SDK 5 (and 4) stamp the first stream part of any kind
+			// (the provider's role-only chunk too), 6 and 7 the first text
+			// part; only 6 and later write the usage details below.
+			m.TTFT = withConventionTTFT(TimingAttr{Key: "ai.response.msToFirstChunk", Unit: Milliseconds, FirstPart: true},
+				TimingAttr{Key: "ai.stream.msToFirstChunk", Unit: Milliseconds, FirstPart: true})
 			m.E2E = []TimingAttr{{Key: "ai.response.msToFinish", Unit: Milliseconds}}
 			// AI SDK 5+ names, then AI SDK 4's.
 			m.OutputTokens = slices.Concat(outputTokenKeys, []string{"ai.usage.outputTokens", "ai.usage.completionTokens"})
@@ -406,8 +421,10 @@ func vercelAIPreset() *Preset {
 		Ev: Events{
 			Chunk:      chunkEvents.Chunk,
 			FirstToken: []string{"ai.stream.firstChunk", "First Token Stream Event"},
+			FirstPart:  []string{"ai.stream.firstChunk"},
 			TokenCount: chunkEvents.TokenCount,
 		},
+		FirstPartUnless:     aiSDK6Usage,
 		StreamNameAttribute: "ai.operationId",
 		StreamBySpanName: map[string]bool{
 			"ai.streamText.doStream": true, "ai.streamObject.doStream": true,
