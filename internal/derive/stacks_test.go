@@ -4,10 +4,13 @@
 package derive
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llmslo/llmslo/internal/preset"
 )
@@ -123,4 +126,153 @@ func TestFirstPartNotStreamed(t *testing.T) {
 	require.True(t, table.DeriveIn(span, Scope{Name: "ai"}, &r))
 	assert.Equal(t, "vercel_ai:span", table.Source(&r))
 	assert.Equal(t, NotApplicable, r.TTFT.S)
+}
+
+// conventionTTFT is the convention TTFT every pair's span carries.
+const conventionTTFT = 0.178
+
+// stackSpec is a span built to satisfy the match conditions of presets.
+type stackSpec struct {
+	name     string
+	contains []string
+	kind     ptrace.SpanKind
+	scope    string
+	attrs    map[string]any
+	events   []string
+}
+
+// add makes the span satisfy c; false when it cannot, given the
+// conditions added before (two span names, two scopes, two kinds, two
+// values of one attribute).
+func (sp *stackSpec) add(c preset.Cond) bool {
+	switch {
+	case c.SpanName != "":
+		if sp.name != "" && sp.name != c.SpanName {
+			return false
+		}
+		sp.name = c.SpanName
+	case c.SpanNameContains != "":
+		sp.contains = append(sp.contains, c.SpanNameContains)
+	case c.Attribute != "":
+		var v any = 0.02
+		switch {
+		case len(c.AttributeValues) > 0:
+			v = c.AttributeValues[0]
+		case strings.Contains(c.Attribute, "stream"):
+			v = true
+		}
+		if old, ok := sp.attrs[c.Attribute]; ok && old != v {
+			return false
+		}
+		sp.attrs[c.Attribute] = v
+	case c.Event != "":
+		sp.events = append(sp.events, c.Event)
+	case c.Scope != "":
+		if sp.scope != "" && sp.scope != c.Scope {
+			return false
+		}
+		sp.scope = c.Scope
+	case c.SpanKind != "":
+		k := map[string]ptrace.SpanKind{"internal": ptrace.SpanKindInternal, "client": ptrace.SpanKindClient}[c.SpanKind]
+		if sp.kind != ptrace.SpanKindUnspecified && sp.kind != k {
+			return false
+		}
+		sp.kind = k
+	}
+	return true
+}
+
+func (sp *stackSpec) span() ptrace.Span {
+	name := sp.name
+	if name == "" {
+		name = "chat " + strings.Join(sp.contains, "")
+	}
+	var evs []ev
+	for _, e := range sp.events {
+		evs = append(evs, ev{e, 50, -1})
+	}
+	s := newSpan(name, 800, sp.attrs, evs...)
+	s.SetKind(sp.kind)
+	return s
+}
+
+// ownTTFT reports whether a condition names one of the presets' own TTFT
+// attributes: then the preset's own value comes first (README, Decisions),
+// which is not the rule under test.
+func ownTTFT(c preset.Cond, ps ...*preset.Preset) bool {
+	for _, p := range ps {
+		for _, x := range p.Map.TTFT {
+			if c.Attribute == x.Key {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// stackSpans are the spans both presets claim, alone: one per choice of
+// an "any" condition of each, with every "all" condition of both.
+func stackSpans(a, b *preset.Preset) []stackSpec {
+	var out []stackSpec
+	for _, ca := range a.Match.Any {
+		for _, cb := range b.Match.Any {
+			if ownTTFT(ca, a, b) || ownTTFT(cb, a, b) {
+				continue
+			}
+			sp := stackSpec{attrs: map[string]any{"gen_ai.client.operation.time_to_first_chunk": conventionTTFT, "gen_ai.request.stream": true}}
+			ok := sp.add(ca) && sp.add(cb)
+			for _, c := range slices.Concat(a.Match.All, b.Match.All) {
+				ok = ok && sp.add(c)
+			}
+			if ok && claims(a, sp) && claims(b, sp) {
+				out = append(out, sp)
+			}
+		}
+	}
+	return out
+}
+
+func claims(p *preset.Preset, sp stackSpec) bool {
+	var r Result
+	return NewTable([]*preset.Preset{p}, Options{}).DeriveIn(sp.span(), Scope{Name: sp.scope}, &r)
+}
+
+// TestConventionTTFTKeptByEveryPair: for every pair of client presets that
+// can claim one span (a span built from both presets' match conditions,
+// claimed by each alone), the built-in table keeps the conventions' TTFT
+// on it whichever preset claims it (README, Decisions: stacked
+// instrumentations, evidence over first match). Engine presets read the
+// engine's own clock only, so they are not in the pairs.
+func TestConventionTTFTKeptByEveryPair(t *testing.T) {
+	builtin := preset.Builtin()
+	table := NewTable(builtin, Options{})
+	var clients []*preset.Preset
+	for _, p := range builtin {
+		if p.Layer == preset.LayerClient {
+			clients = append(clients, p)
+		}
+	}
+	pairs, covered := 0, 0
+	for i, a := range clients {
+		for _, b := range clients[i+1:] {
+			pairs++
+			specs := stackSpans(a, b)
+			if len(specs) == 0 {
+				t.Logf("%s and %s cannot claim one span", a.Name, b.Name)
+				continue
+			}
+			covered++
+			for _, sp := range specs {
+				var r Result
+				require.True(t, table.DeriveIn(sp.span(), Scope{Name: sp.scope}, &r), "%s+%s: %v", a.Name, b.Name, sp)
+				first := slices.IndexFunc(builtin, func(p *preset.Preset) bool { return p.Name == a.Name })
+				assert.LessOrEqual(t, r.PresetIndex, first, "%s+%s claimed by a later preset %s", a.Name, b.Name, r.Preset)
+				assert.Equal(t, k(conventionTTFT), r.TTFT, "%s+%s claimed by %s: %v", a.Name, b.Name, r.Preset, sp)
+				assert.Equal(t, FromAttributes, r.Origin, "%s+%s", a.Name, b.Name)
+				assert.NotContains(t, table.Source(&r), QualifierTTFTFirstPart, "%s+%s", a.Name, b.Name)
+			}
+		}
+	}
+	t.Logf("%d of %d pairs of client presets can claim one span", covered, pairs)
+	assert.Equal(t, len(clients)*(len(clients)-1)/2, pairs)
 }
