@@ -156,7 +156,7 @@ func threshold(d *time.Duration) slo.Threshold {
 }
 
 func (s *SelectorConfig) compile() slo.Selector {
-	sel := slo.Selector{Layer: s.Layer, Presets: s.Presets, Models: s.Models}
+	sel := slo.Selector{Layer: s.Layer, Presets: s.Presets, Models: s.Models, Levels: s.Levels}
 	for _, a := range s.Attributes {
 		sel.Attributes = append(sel.Attributes, slo.AttributeMatch{Key: a.Key, Values: a.Values})
 	}

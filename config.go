@@ -142,6 +142,9 @@ type SelectorConfig struct {
 	Presets []string `mapstructure:"presets"`
 	// Models lists resolved model names.
 	Models []string `mapstructure:"models"`
+	// Levels lists instrumentation levels: framework, provider, unstated
+	// (the level= qualifier of llm.metrics.source, or none).
+	Levels []string `mapstructure:"levels"`
 	// Attributes are span (then resource) attributes with allowed values.
 	Attributes []AttributeMatchConfig `mapstructure:"attributes"`
 
@@ -410,6 +413,11 @@ func (s *SelectorConfig) validate(field string, presets, enabled []string) []err
 			errs = append(errs, fmt.Errorf("%s.presets: unknown preset %q: allowed values are %s", field, p, strings.Join(presets, ", ")))
 		case len(enabled) > 0 && !slices.Contains(enabled, p) && !slices.Contains(presets[len(preset.Names()):], p):
 			errs = append(errs, fmt.Errorf("%s.presets: preset %q is excluded by presets: [%s], so the SLO would select nothing from it", field, p, strings.Join(enabled, ", ")))
+		}
+	}
+	for _, l := range s.Levels {
+		if !slices.Contains(preset.LevelNames, l) {
+			errs = append(errs, fmt.Errorf("%s.levels: unknown level %q: allowed values are %s", field, l, strings.Join(preset.LevelNames, ", ")))
 		}
 	}
 	for i, a := range s.Attributes {

@@ -108,6 +108,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "bad_selector", errs: []string{
 			`slos[0].selector.layer: "edge": allowed values are "client", "server"`,
 			`slos[0].selector.presets: unknown preset "nope": allowed values are trtllm, vllm, sglang, tgi, engine, strands, openlit, vercel_ai, openllmetry, openinference, langfuse, litellm, sentry, pydantic_ai, semconv`,
+			`slos[0].selector.levels: unknown level "sdk": allowed values are framework, provider, unstated`,
 			`slos[0].selector.attributes[0].key: must not be empty`,
 			`slos[0].selector.attributes[0].values: list at least one value`,
 		}},

@@ -178,6 +178,12 @@ func (t *Table) derive(span ptrace.Span, scope Scope, steps *Steps, res *Result)
 	*res = Result{Preset: c.p.Name, PresetIndex: c.index, Layer: c.p.Layer, Qualifiers: q, Gaps: g, GapWeights: w,
 		Marked: s.owned}
 	c.derive(t, span, &scope, s, steps, res)
+	// The scope says which instrumentation wrote the span; a span of a
+	// scope that states no level gets none (never guessed from its name).
+	if lvl := preset.LevelOfScope(scope.Name); lvl != "" {
+		res.Level = lvl
+		res.Qualifiers = append(res.Qualifiers, levelQualifiers[lvl])
+	}
 	return true
 }
 

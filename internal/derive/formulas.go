@@ -39,7 +39,10 @@ type request struct {
 	// firstKnown: the first output is among the output times (the SDK
 	// dropped no events, or the times came from steps).
 	firstKnown bool
-	client     bool
+	// firstPartEvent: the span carries a first-token event its producer
+	// stamps at the first stream part (Events.FirstPart).
+	firstPartEvent bool
+	client         bool
 	// ttftNs and e2eNs keep values taken from timestamps in integer ns (-1:
 	// not from timestamps), so that TPOT of two of them is exact.
 	ttftNs, e2eNs int64
@@ -119,6 +122,14 @@ func (r *request) collectOutputs(t *Table, steps *Steps) {
 		}
 	}
 	r.hasOutput = len(out.times) > 0 || out.firstToken != 0
+	if r.hasOutput && r.outputs == FromEvents {
+		for _, slot := range r.c.firstPartEv {
+			if t.hasEvent(r.span, slot, r.s) {
+				r.firstPartEvent = true
+				break
+			}
+		}
+	}
 	// Events the SDK dropped were the oldest: the first output may be gone.
 	r.firstKnown = r.outputs == FromSteps || r.span.DroppedEventsCount() == 0
 	if r.hasOutput && !r.firstKnown {
@@ -202,9 +213,9 @@ func (r *request) tokens() {
 		} else {
 			n, hasN = sum, true
 			if r.outputs == FromSteps {
-				res.Qualifiers = append(res.Qualifiers, "output_tokens_from_steps")
+				res.Qualifiers = append(res.Qualifiers, QualifierOutputTokensFromSteps)
 			} else {
-				res.Qualifiers = append(res.Qualifiers, "output_tokens_from_chunks")
+				res.Qualifiers = append(res.Qualifiers, QualifierOutputTokensFromChunks)
 			}
 		}
 	}
@@ -213,7 +224,7 @@ func (r *request) tokens() {
 	c.tokenDetails(s, res)
 	if k, ok := countValue(c.reqN, s, FieldRequestN, errs); ok && k > 1 {
 		r.seqs = k
-		res.Qualifiers = append(res.Qualifiers, "n="+strconv.FormatInt(k, 10))
+		res.Qualifiers = append(res.Qualifiers, QualifierRequestN+strconv.FormatInt(k, 10))
 	}
 }
 
@@ -232,13 +243,29 @@ func (r *request) ttft() {
 	case present:
 		res.TTFT = attr
 		res.Origin = FromAttributes
+		r.noteFirstPart(c.ttftFirstPart[presentAt(c.ttft, r.s)])
 	case r.hasOutput && r.firstKnown && fromOutputs:
 		r.ttftNs = int64(r.out.firstOutput() - r.start)
 		res.TTFT = known(nanos(uint64(r.ttftNs)))
 		res.Origin = r.outputs
+		r.noteFirstPart(r.firstPartEvent)
 	case errs[FieldTTFT] == NoReason && errs[FieldEvents] == NoReason && r.spanOK && !res.Failed:
 		errs.Set(FieldTTFT, NotEmitted)
 	}
+}
+
+// noteFirstPart qualifies a known TTFT taken from a time its producer
+// stamps at the first stream part (firstPart), unless the span shows a
+// release that stamps the first output: without that evidence the TTFT is
+// taken as early, never as right.
+func (r *request) noteFirstPart(firstPart bool) {
+	if !firstPart || r.res.TTFT.S != Known {
+		return
+	}
+	if _, later := first(r.c.firstPartUnless, r.s); later {
+		return
+	}
+	r.res.Qualifiers = append(r.res.Qualifiers, QualifierTTFTFirstPart)
 }
 
 // e2e: E2E = t_last − S: the engine's attribute, else the last output, else

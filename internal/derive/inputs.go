@@ -28,6 +28,17 @@ func firstTiming(ts []timing, s *scratch) (pcommon.Value, preset.Unit, bool) {
 	return pcommon.Value{}, 0, false
 }
 
+// presentAt is the index in ts of the first attribute present on the span
+// (the one firstTiming returns); callers know one is present.
+func presentAt(ts []timing, s *scratch) int {
+	for i, x := range ts {
+		if s.has[x.slot] {
+			return i
+		}
+	}
+	return 0
+}
+
 // timingValue reads the first present attribute of ts. It returns Missing
 // and records the reason when the attribute is present but bad.
 func timingValue(ts []timing, s *scratch, start uint64, f Field, errs *Errors) (Value, bool) {

@@ -7,7 +7,33 @@
 // never writes to them: writing is the processor's job.
 package derive
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/llmslo/llmslo/internal/preset"
+)
+
+// The words of Result.Qualifiers (README, "Attributes written",
+// llm.metrics.source), written nowhere else.
+const (
+	QualifierOutputTokensFromChunks = "output_tokens_from_chunks"
+	QualifierOutputTokensFromSteps  = "output_tokens_from_steps"
+	// QualifierRequestN prefixes the number of sequences, "n=4".
+	QualifierRequestN = "n="
+	// QualifierTTFTFirstPart: the TTFT is the producer's time to the first
+	// stream part of any kind (a role-only chunk too), earlier than the
+	// first output, so TPOT is larger than the true one.
+	QualifierTTFTFirstPart = "ttft=first_part"
+	// QualifierLevel prefixes the instrumentation level, "level=framework".
+	QualifierLevel = "level="
+)
+
+// levelQualifiers are the level qualifiers, built once: a span's source
+// never allocates for its level word.
+var levelQualifiers = map[string]string{
+	preset.LevelFramework: QualifierLevel + preset.LevelFramework,
+	preset.LevelProvider:  QualifierLevel + preset.LevelProvider,
+}
 
 // Status says whether a derived value exists.
 type Status uint8
@@ -71,8 +97,12 @@ type Result struct {
 	Layer       string
 	Origin      Origin
 	// Qualifiers note how a value was obtained when it departs from the
-	// preset's usual path (e.g. "n=4", "output_tokens_from_chunks").
+	// preset's usual path (e.g. "n=4", "output_tokens_from_chunks"), in
+	// the order they are decided: tokens, TTFT, level.
 	Qualifiers []string
+	// Level is the instrumentation level of the span's scope
+	// (preset.LevelFramework or LevelProvider), "" when it states none.
+	Level string
 
 	TTFT, TPOT, E2E, ITLMean, ITLMax, QueueTime Value
 	// Gaps holds every inter-token gap in seconds, in order, whenever there

@@ -89,6 +89,12 @@ type compiled struct {
 	any, all, none []compiledCond
 
 	ttft, e2e, itlMean, queue []timing
+	// ttftFirstPart[i]: ttft[i] is stamped at the first stream part;
+	// firstPartEv are such first-token events, firstPartUnless the
+	// attributes that show a release stamping the first output instead.
+	ttftFirstPart   []bool
+	firstPartEv     []int
+	firstPartUnless []int
 	// streamJSON are the preset's StreamJSON attributes.
 	streamJSON []int
 	// chunkTTFT are the conventions' time-to-first-chunk attributes among
@@ -135,6 +141,11 @@ func NewTable(presets []*preset.Preset, opts Options) *Table {
 		c.all = t.conds(p.Match.All)
 		c.none = t.conds(p.Match.None)
 		c.ttft = t.timings(p.Map.TTFT)
+		for _, x := range p.Map.TTFT {
+			c.ttftFirstPart = append(c.ttftFirstPart, x.FirstPart)
+		}
+		c.firstPartEv = t.events(p.Ev.FirstPart)
+		c.firstPartUnless = t.attrs(p.FirstPartUnless)
 		c.chunkTTFT = t.timings(firstChunkTimings(p.Map.TTFT))
 		c.e2e = t.timings(p.Map.E2E)
 		c.itlMean = t.timings(p.Map.ITLMean)

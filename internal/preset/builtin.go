@@ -100,6 +100,41 @@ const (
 	PydanticAIScope = "pydantic-ai"
 )
 
+// Instrumentation levels: a framework's model call (LangChain's ChatOpenAI)
+// and the provider SDK's request it makes (the OpenAI client's) are two
+// spans of one request when both are instrumented, each often the root of
+// its own trace. The level is the value of the level= qualifier of
+// llm.metrics.source, so an SLO's selector can count one of them.
+const (
+	LevelFramework = "framework"
+	LevelProvider  = "provider"
+	// LevelUnstated is the selector's word for a span whose source states
+	// no level: every producer not in levelScopes.
+	LevelUnstated = "unstated"
+)
+
+// LevelNames are the values of an SLO selector's levels.
+var LevelNames = []string{LevelFramework, LevelProvider, LevelUnstated}
+
+// levelScopes are the instrumentation scopes whose level is known from the
+// instrumentation itself (each names the library it patches). A scope not
+// listed states no level: a span's attributes alone do not say which layer
+// wrote it (Langfuse's LangChain handler and its observeOpenAI share the
+// scope langfuse-sdk and their attributes).
+var levelScopes = map[string]string{
+	"@traceloop/instrumentation-langchain":             LevelFramework,
+	"@arizeai/openinference-instrumentation-langchain": LevelFramework,
+	"openinference.instrumentation.langchain":          LevelFramework,
+	"@traceloop/instrumentation-openai":                LevelProvider,
+	"@arizeai/openinference-instrumentation-openai":    LevelProvider,
+	"openinference.instrumentation.openai":             LevelProvider,
+	"@opentelemetry/instrumentation-openai":            LevelProvider,
+}
+
+// LevelOfScope returns the instrumentation level of spans of the named
+// scope, or "" when the scope states none.
+func LevelOfScope(scope string) string { return levelScopes[scope] }
+
 func with(m Mapping, f func(*Mapping)) Mapping {
 	f(&m)
 	return m
@@ -226,7 +261,9 @@ func sdks() []*Preset {
 			Layer: LayerClient,
 			Match: Match{Any: []Cond{{Attribute: "langfuse.observation.type", AttributeValues: []string{"generation"}}}},
 			Map: with(clientMapping, func(m *Mapping) {
-				m.TTFT = withConventionTTFT(TimingAttr{Key: "langfuse.observation.completion_start_time", Unit: Timestamp})
+				// Both observeOpenAI and the LangChain handler stamp it at
+				// the first stream part, a role-only chunk too.
+				m.TTFT = withConventionTTFT(TimingAttr{Key: "langfuse.observation.completion_start_time", Unit: Timestamp, FirstPart: true})
 				// Langfuse serialises usage as a JSON object.
 				m.OutputTokens = append(slices.Clone(outputTokenKeys), "langfuse.observation.usage_details#output")
 				m.InputTokens = append(slices.Clone(inputTokenKeys), "langfuse.observation.usage_details#input")
@@ -335,6 +372,15 @@ func strandsPreset() *Preset {
 // aiSDKModelCalls are the Vercel AI SDK's operation ids of one model call.
 var aiSDKModelCalls = []string{"ai.streamText.doStream", "ai.streamObject.doStream", "ai.generateText.doGenerate", "ai.generateObject.doGenerate"}
 
+// aiSDK6Usage are the usage details AI SDK 6 added (its LanguageModelUsage
+// gained inputTokenDetails and outputTokenDetails); AI SDK 5 writes none.
+// One on a span says the release stamps the first text part.
+var aiSDK6Usage = []string{
+	"ai.usage.inputTokenDetails.noCacheTokens", "ai.usage.inputTokenDetails.cacheReadTokens",
+	"ai.usage.inputTokenDetails.cacheWriteTokens", "ai.usage.outputTokenDetails.textTokens",
+	"ai.usage.outputTokenDetails.reasoningTokens",
+}
+
 // withConventionTTFT is a preset's own TTFT attributes, then the
 // conventions' (see clientMapping).
 func withConventionTTFT(own ...TimingAttr) []TimingAttr { return slices.Concat(own, semconvTTFT) }
@@ -358,7 +404,11 @@ func vercelAIPreset() *Preset {
 			{Attribute: "ai.operationId", AttributeValues: aiSDKModelCalls},
 		}},
 		Map: with(clientMapping, func(m *Mapping) {
-			m.TTFT = withConventionTTFT(TimingAttr{Key: "ai.response.msToFirstChunk", Unit: Milliseconds}, TimingAttr{Key: "ai.stream.msToFirstChunk", Unit: Milliseconds})
+			// AI SDK 5 (and 4) stamp the first stream part of any kind
+			// (the provider's role-only chunk too), 6 and 7 the first text
+			// part; only 6 and later write the usage details below.
+			m.TTFT = withConventionTTFT(TimingAttr{Key: "ai.response.msToFirstChunk", Unit: Milliseconds, FirstPart: true},
+				TimingAttr{Key: "ai.stream.msToFirstChunk", Unit: Milliseconds, FirstPart: true})
 			m.E2E = []TimingAttr{{Key: "ai.response.msToFinish", Unit: Milliseconds}}
 			// AI SDK 5+ names, then AI SDK 4's.
 			m.OutputTokens = slices.Concat(outputTokenKeys, []string{"ai.usage.outputTokens", "ai.usage.completionTokens"})
@@ -371,8 +421,10 @@ func vercelAIPreset() *Preset {
 		Ev: Events{
 			Chunk:      chunkEvents.Chunk,
 			FirstToken: []string{"ai.stream.firstChunk", "First Token Stream Event"},
+			FirstPart:  []string{"ai.stream.firstChunk"},
 			TokenCount: chunkEvents.TokenCount,
 		},
+		FirstPartUnless:     aiSDK6Usage,
 		StreamNameAttribute: "ai.operationId",
 		StreamBySpanName: map[string]bool{
 			"ai.streamText.doStream": true, "ai.streamObject.doStream": true,

@@ -74,6 +74,11 @@ func (u Unit) Seconds(v float64) float64 {
 type TimingAttr struct {
 	Key  string
 	Unit Unit
+	// FirstPart: the producer stamps this time at the first stream part of
+	// any kind (a role-only chunk too), not at the first output: the TTFT
+	// it gives is early, and the TPOT from it late (the ttft=first_part
+	// qualifier says so on the span).
+	FirstPart bool
 }
 
 // Mapping says which span attributes feed each derived field. Where a field
@@ -109,6 +114,9 @@ type Events struct {
 	// FirstToken events mark only the first output (OpenInference): they give
 	// TTFT but no inter-token gaps.
 	FirstToken []string
+	// FirstPart are the FirstToken events the producer stamps at the first
+	// stream part of any kind (see TimingAttr.FirstPart).
+	FirstPart []string
 	// TokenCount is the attribute of a chunk event holding the number of
 	// output tokens in that chunk. An event whose count is 0 is not output
 	// (a role-only or usage-only chunk). Events without it count as output.
@@ -194,6 +202,11 @@ type Preset struct {
 	// parameters whose "stream" boolean is the stream flag of a span that
 	// carries none (Langfuse's langfuse.observation.model.parameters).
 	StreamJSON []string
+	// FirstPartUnless are attributes only the producer's releases that
+	// stamp the first output (not the first part) write: on a span that
+	// carries one, a FirstPart TTFT is the first output's. Without one the
+	// TTFT is taken as the first part's (no evidence of the later release).
+	FirstPartUnless []string
 }
 
 // Validate reports the first problem with a preset, naming the field.

@@ -10,6 +10,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llmslo/llmslo/internal/derive"
 )
 
 // The definitions side by side. A benchmark client sees a stream of SSE
@@ -77,7 +79,7 @@ func (e *Engine) addStream(span ptrace.Span, rec int, presetName, source string,
 		rec: int32(rec), events: events, contents: contents,
 		firstChoice: times[0] - start, first: times[firstC] - start, last: times[lastC] - start,
 		end: int64(span.EndTimestamp()) - start,
-		n:   n, usage: outTokens >= 0 && !strings.Contains(source, "output_tokens_from_chunks"),
+		n:   n, usage: outTokens >= 0 && !strings.Contains(source, derive.QualifierOutputTokensFromChunks),
 	})
 	return true
 }

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/llmslo/llmslo/internal/derive"
+	"github.com/llmslo/llmslo/internal/preset"
 )
 
 // AttributeMatch holds when the attribute Key, looked up on the span and
@@ -26,7 +27,12 @@ type Selector struct {
 	// Presets, if set, lists the producer presets selected.
 	Presets []string
 	// Models, if set, lists the resolved model names selected.
-	Models     []string
+	Models []string
+	// Levels, if set, lists the instrumentation levels selected
+	// (preset.LevelNames): a span's Result.Level, LevelUnstated for none.
+	// With a framework and its provider SDK both instrumented, one of
+	// them counts each request once.
+	Levels     []string
 	Attributes []AttributeMatch
 }
 
@@ -41,6 +47,9 @@ func (s *Selector) Selects(r *derive.Result, model string, span, resource pcommo
 	if len(s.Models) > 0 && !slices.Contains(s.Models, model) {
 		return false
 	}
+	if len(s.Levels) > 0 && !slices.Contains(s.Levels, levelOf(r)) {
+		return false
+	}
 	for _, m := range s.Attributes {
 		v, ok := span.Get(m.Key)
 		if !ok {
@@ -51,4 +60,12 @@ func (s *Selector) Selects(r *derive.Result, model string, span, resource pcommo
 		}
 	}
 	return true
+}
+
+// levelOf is the level a selector matches: the span's, or LevelUnstated.
+func levelOf(r *derive.Result) string {
+	if r.Level == "" {
+		return preset.LevelUnstated
+	}
+	return r.Level
 }

@@ -96,8 +96,24 @@ func TestSelector(t *testing.T) {
 		{"resource attribute", Selector{Attributes: []AttributeMatch{{Key: "deployment.environment.name", Values: []string{"production"}}}}, true},
 		{"absent attribute", Selector{Attributes: []AttributeMatch{{Key: "team", Values: []string{"x"}}}}, false},
 		{"all parts must hold", Selector{Layer: "server", Models: []string{"qwen"}}, false},
+		{"no level is unstated", Selector{Levels: []string{"provider", "unstated"}}, true},
+		{"unstated not listed", Selector{Levels: []string{"framework", "provider"}}, false},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, tt.sel.Selects(res, "llama", span, resource), tt.name)
+	}
+	for _, tt := range []struct {
+		level string
+		sel   []string
+		want  bool
+	}{
+		{"framework", []string{"provider", "unstated"}, false},
+		{"provider", []string{"provider", "unstated"}, true},
+		{"framework", []string{"framework"}, true},
+		{"provider", []string{"framework"}, false},
+	} {
+		r := &derive.Result{Layer: "client", Preset: "openinference", Level: tt.level}
+		sel := Selector{Levels: tt.sel}
+		assert.Equal(t, tt.want, sel.Selects(r, "llama", span, resource), "level %s, selector %v", tt.level, tt.sel)
 	}
 }

@@ -98,6 +98,9 @@ func describe(s *llmsloprocessor.SLOConfig) string {
 	if len(s.Selector.Models) > 0 {
 		sel = append(sel, "models "+strings.Join(s.Selector.Models, ", "))
 	}
+	if len(s.Selector.Levels) > 0 {
+		sel = append(sel, "levels "+strings.Join(s.Selector.Levels, ", "))
+	}
 	for _, a := range s.Selector.Attributes {
 		sel = append(sel, a.Key+" in "+strings.Join(a.Values, ", "))
 	}
