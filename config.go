@@ -19,6 +19,7 @@ import (
 	"github.com/llmslo/llmslo/internal/derive"
 	"github.com/llmslo/llmslo/internal/preset"
 	"github.com/llmslo/llmslo/internal/promtime"
+	"github.com/llmslo/llmslo/internal/slo"
 )
 
 // Config configures the llm_slo processor.
@@ -130,6 +131,12 @@ type SLOConfig struct {
 	// Period is the objective's compliance window, a Prometheus duration
 	// (30d, 28d, 4w); default 30d.
 	Period string `mapstructure:"period"`
+	// UnknownVerdicts says how undecidable verdicts count in the SLI: "bad"
+	// (the default: as not met, over every selected request) or "exclude"
+	// (left out: violated / (met + violated), over the decidable requests).
+	// It changes nothing per span; the connector's goodput gauge, the rules,
+	// the dashboard and the report read it.
+	UnknownVerdicts string `mapstructure:"unknown_verdicts"`
 
 	_ struct{}
 }
@@ -347,6 +354,9 @@ func (s *SLOConfig) validate(field string) []error {
 		errs = append(errs, fmt.Errorf("%s: set at least one of ttft, tpot, itl, e2e, queue_time (or its _from)", field))
 	}
 	errs = append(errs, s.validateObjective(field)...)
+	if _, err := slo.ParseUnknownVerdicts(s.UnknownVerdicts); err != nil {
+		errs = append(errs, fmt.Errorf("%s.unknown_verdicts: %w", field, err))
+	}
 	if _, err := promtime.ParsePeriod(s.Period); err != nil {
 		errs = append(errs, fmt.Errorf("%s.period: %w", field, err))
 	}
@@ -371,6 +381,25 @@ func (s *SLOConfig) validateObjective(field string) []error {
 	return nil
 }
 
+// ExcludesUnknown reports whether the SLO leaves undecidable verdicts out
+// of its SLI (unknown_verdicts: exclude). Every reader of the policy asks
+// here, so an unset value and "bad" cannot be read differently.
+func (s *SLOConfig) ExcludesUnknown() bool {
+	u, _ := slo.ParseUnknownVerdicts(s.UnknownVerdicts)
+	return u == slo.UnknownExclude
+}
+
+// excludingUnknown lists the SLOs with unknown_verdicts: exclude.
+func (c *Config) excludingUnknown() []string {
+	var names []string
+	for i := range c.SLOs {
+		if c.SLOs[i].ExcludesUnknown() {
+			names = append(names, c.SLOs[i].Name)
+		}
+	}
+	return names
+}
+
 // sloNames lists the configured SLO names in order.
 func (c *Config) sloNames() []string {
 	names := make([]string, 0, len(c.SLOs))
@@ -386,7 +415,11 @@ func (c *Config) sloNames() []string {
 func (c *Config) sloDefinitions() []string {
 	defs := make([]string, 0, len(c.SLOs))
 	for i := range c.SLOs {
-		b, _ := json.Marshal(&c.SLOs[i]) // plain data: cannot fail
+		def := c.SLOs[i]
+		// Unset and "bad" are one policy: the same definition.
+		u, _ := slo.ParseUnknownVerdicts(def.UnknownVerdicts)
+		def.UnknownVerdicts = string(u)
+		b, _ := json.Marshal(&def) // plain data: cannot fail
 		defs = append(defs, string(b))
 	}
 	return defs

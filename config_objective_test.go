@@ -57,3 +57,41 @@ func TestObjectiveAndPeriod(t *testing.T) {
 		assert.ErrorContains(t, err, c.err, "%v", c.slo)
 	}
 }
+
+// TestUnknownVerdicts: unknown_verdicts decodes to its policy (unset is
+// bad), a wrong value is refused naming the field and the allowed values,
+// and unset and "bad" are one definition for the duplicate check.
+func TestUnknownVerdicts(t *testing.T) {
+	for _, c := range []struct {
+		value   any
+		exclude bool
+		err     string
+	}{
+		{nil, false, ""},
+		{"bad", false, ""},
+		{"exclude", true, ""},
+		{"drop", false, `slos[0].unknown_verdicts: "drop": allowed values are "bad" (the default: an undecidable verdict counts as not met) and "exclude" (left out of the SLI: violated / (met + violated))`},
+		{"Exclude", false, `slos[0].unknown_verdicts: "Exclude": allowed values are "bad"`},
+	} {
+		slo := map[string]any{"name": "interactive", "ttft": "500ms"}
+		if c.value != nil {
+			slo["unknown_verdicts"] = c.value
+		}
+		cfg := createDefaultConfig().(*Config)
+		require.NoError(t, confmap.NewFromStringMap(map[string]any{"slos": []any{slo}}).Unmarshal(cfg))
+		err := cfg.Validate()
+		if c.err != "" {
+			assert.ErrorContains(t, err, c.err, "%v", c.value)
+			continue
+		}
+		require.NoError(t, err, "%v", c.value)
+		assert.Equal(t, c.exclude, cfg.SLOs[0].ExcludesUnknown(), "%v", c.value)
+	}
+	unset := &Config{SLOs: []SLOConfig{{Name: "a"}}}
+	bad := &Config{SLOs: []SLOConfig{{Name: "a", UnknownVerdicts: "bad"}}}
+	exclude := &Config{SLOs: []SLOConfig{{Name: "a", UnknownVerdicts: "exclude"}}}
+	assert.Equal(t, unset.sloDefinitions(), bad.sloDefinitions())
+	assert.NotEqual(t, unset.sloDefinitions(), exclude.sloDefinitions())
+	assert.Equal(t, []string{"a"}, exclude.excludingUnknown())
+	assert.Empty(t, bad.excludingUnknown())
+}

@@ -39,7 +39,7 @@ func createTraces(ctx context.Context, set processor.Settings, cfg component.Con
 		return nil, err
 	}
 	p.unregister, err = registry.RegisterUnique(registry.Processor{ID: set.ID.String(), Prefix: c.AttributePrefix,
-		SLOs: c.sloNames(), Definitions: c.sloDefinitions()})
+		SLOs: c.sloNames(), Definitions: c.sloDefinitions(), ExcludeUnknown: c.excludingUnknown()})
 	if err != nil {
 		return nil, err
 	}

@@ -149,7 +149,7 @@ var (
 	metricSLOUnknown    = metricDef{"llm.slo.requests.unknown", unitRequests, "LLM requests whose SLO verdict could not be decided (a value was missing); never counted as met."}
 	metricSLOTokensMet  = metricDef{"llm.slo.output_tokens.met", unitTokens, "Output tokens of the LLM requests that met the SLO (token goodput)."}
 	metricSLOViolations = metricDef{"llm.slo.violations", unitViolation, "SLO constraints failed or undecidable, by constraint (ttft, tpot, itl, e2e, queue_time, error, or <constraint>:unknown)."}
-	metricSLOGoodput    = metricDef{"llm.slo.goodput", unitRatio, "Share of the LLM requests an SLO selected that met it, over the sliding window (per collector replica)."}
+	metricSLOGoodput    = metricDef{"llm.slo.goodput", unitRatio, "Share of the LLM requests an SLO selected that met it (of its decidable requests, met + violated, when unknown_verdicts is exclude), over the sliding window (per collector replica)."}
 )
 
 // windowKind is a distribution with windowed percentile gauges.

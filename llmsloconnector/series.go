@@ -42,6 +42,10 @@ type sloCounts struct {
 	selected, met, violated, unknown, tokensMet uint64
 	violations                                  [maxViolationNames]uint64 // by violationNames index
 	goodput                                     aggregate.Ratio
+	// excludeUnknown leaves unknown verdicts out of goodput: met / (met +
+	// violated), the SLO's unknown_verdicts: exclude. The counters count
+	// every verdict either way.
+	excludeUnknown bool
 }
 
 type dimValue struct{ name, value string }
@@ -154,7 +158,7 @@ func (c *llmSLOConnector) recordSLOs(s *series, o *observation, now time.Time, n
 		}
 		sc := s.slos[so.index]
 		if sc == nil {
-			sc = &sloCounts{goodput: aggregate.NewRatio(c.cfg.Window)}
+			sc = &sloCounts{goodput: aggregate.NewRatio(c.cfg.Window), excludeUnknown: c.src.names.excludesUnknown(so.index)}
 			s.slos[so.index] = sc
 		}
 		sc.add(so, o.tokens, now, n)
@@ -173,7 +177,9 @@ func (sc *sloCounts) add(so *sloObservation, tokens uint64, now time.Time, n uin
 	default:
 		sc.violated += n
 	}
-	sc.goodput.AddN(now, so.decided && so.met, n)
+	if so.decided || !sc.excludeUnknown {
+		sc.goodput.AddN(now, so.decided && so.met, n)
+	}
 	for v := so.violations; v != 0; v &= v - 1 {
 		sc.violations[bits.TrailingZeros32(uint32(v))] += n
 	}

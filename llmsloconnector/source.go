@@ -62,7 +62,7 @@ func resolveSource(configured string, procs []registry.Processor) (*source, erro
 		prefix = prefixes[0]
 	}
 	src := &source{keys: contract.NewKeys(prefix)}
-	var names []string
+	var names, exclude []string
 	for _, p := range procs {
 		if p.Prefix != prefix {
 			continue
@@ -73,8 +73,10 @@ func resolveSource(configured string, procs []registry.Processor) (*source, erro
 				names = append(names, n)
 			}
 		}
+		exclude = append(exclude, p.ExcludeUnknown...)
 	}
 	src.names = newFixedNames(names)
+	src.names.setExclude(exclude)
 	return src, nil
 }
 
@@ -93,9 +95,13 @@ func describe(procs []registry.Processor) string {
 // hot path.
 type sloNames struct {
 	learn int // 0: fixed
-	m     atomic.Pointer[map[string]int]
-	list  atomic.Pointer[[]string]
-	mu    sync.Mutex // serializes learning
+	// exclude[i]: the SLO of index i leaves unknown verdicts out of its
+	// goodput (unknown_verdicts: exclude). Set once, for a fixed set only:
+	// learned names have no configuration to say so, and count them as bad.
+	exclude []bool
+	m       atomic.Pointer[map[string]int]
+	list    atomic.Pointer[[]string]
+	mu      sync.Mutex // serializes learning
 }
 
 func newFixedNames(names []string) *sloNames {
@@ -103,6 +109,20 @@ func newFixedNames(names []string) *sloNames {
 	n.store(names)
 	return n
 }
+
+// setExclude marks the SLOs named in names as excluding unknown verdicts;
+// it runs before the set is shared.
+func (n *sloNames) setExclude(names []string) {
+	list := *n.list.Load()
+	n.exclude = make([]bool, len(list))
+	for i, name := range list {
+		n.exclude[i] = slices.Contains(names, name)
+	}
+}
+
+// excludesUnknown reports whether the SLO of index i leaves unknown
+// verdicts out of its goodput.
+func (n *sloNames) excludesUnknown(i int) bool { return i < len(n.exclude) && n.exclude[i] }
 
 func newLearnedNames(limit int) *sloNames {
 	n := &sloNames{learn: limit}

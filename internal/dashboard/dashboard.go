@@ -4,8 +4,8 @@
 // Package dashboard builds the Grafana dashboard of a configuration's SLOs
 // and latencies with the Grafana Foundation SDK: per SLO the goodput
 // against the objective, the error budget left and the burn rates (from
-// the recording rules of `llmslo rules`), violations by constraint, good
-// requests/s and token goodput; per model and layer P50/P90/P99 of TTFT,
+// the recording rules of `llmslo rules`), violations by constraint, the
+// share of decidable verdicts, good requests/s and token goodput; per model and layer P50/P90/P99 of TTFT,
 // TPOT, ITL and E2E from the connector's native histograms.
 package dashboard
 
@@ -135,6 +135,8 @@ func single(title, desc, unit string, t *prometheus.DataqueryBuilder) *stat.Pane
 var (
 	metricRequests   = promname.Metric(llmsloconnector.MetricSLORequests)
 	metricMet        = promname.Metric(llmsloconnector.MetricSLOMet)
+	metricViolated   = promname.Metric(llmsloconnector.MetricSLOViolated)
+	metricUnknown    = promname.Metric(llmsloconnector.MetricSLOUnknown)
 	metricTokensMet  = promname.Metric(llmsloconnector.MetricSLOTokensMet)
 	metricViolations = promname.Metric(llmsloconnector.MetricSLOViolations)
 	labelSLOName     = promname.Label(llmsloconnector.AttrSLOName)

@@ -58,17 +58,69 @@ func TestBuild(t *testing.T) {
 
 	titles, all := exprs(t, raw)
 	assert.Equal(t, []string{"Objectives", "Goodput against the objective", "Error budget remaining", "Burn rate",
-		"Goodput by model and layer", "Violations by constraint", "Good requests per second", "Token goodput",
+		"Goodput by model and layer", "Violations by constraint", "Decidable requests", "Good requests per second", "Token goodput",
 		"Latency by model and layer (native histograms)", "TTFT P50 / P90 / P99", "TPOT P50 / P90 / P99",
 		"ITL (every gap) P50 / P90 / P99", "E2E P50 / P90 / P99"}, titles)
-	require.Len(t, all, 2+1+2+1+1+1+1+4*3)
+	require.Len(t, all, 2+1+2+1+1+1+1+1+4*3)
 	assert.Equal(t, `1 - slo:sli_error:ratio_rate5m{sloth_service="llmslo", sloth_slo=~"$slo"}`, all[0])
 	assert.Equal(t, `slo:period_error_budget_remaining:ratio{sloth_service="llmslo", sloth_slo=~"$slo"}`, all[2])
 	assert.Equal(t, `sum by (llm_slo_name, llm_slo_constraint) (rate(llm_slo_violations_total{llm_slo_name=~"$slo", gen_ai_request_model=~"$model", llm_layer=~"$layer", env="prod"}[$__rate_interval]))`, all[6])
-	assert.Equal(t, `histogram_quantile(0.99, sum by (gen_ai_request_model, llm_layer) (rate({__name__=~"gen_ai_server_time_to_first_token_seconds|gen_ai_client_operation_time_to_first_chunk_seconds", gen_ai_request_model=~"$model", llm_layer=~"$layer", env="prod"}[$__rate_interval])))`, all[11])
+	assert.Equal(t, "1 - sum by (llm_slo_name) (rate(llm_slo_requests_unknown_total{llm_slo_name=~\"$slo\", gen_ai_request_model=~\"$model\", llm_layer=~\"$layer\", env=\"prod\"}[$__rate_interval]))\n/\n"+
+		"sum by (llm_slo_name) (rate(llm_slo_requests_total{llm_slo_name=~\"$slo\", gen_ai_request_model=~\"$model\", llm_layer=~\"$layer\", env=\"prod\"}[$__rate_interval]))", all[7])
+	assert.Equal(t, `histogram_quantile(0.99, sum by (gen_ai_request_model, llm_layer) (rate({__name__=~"gen_ai_server_time_to_first_token_seconds|gen_ai_client_operation_time_to_first_chunk_seconds", gen_ai_request_model=~"$model", llm_layer=~"$layer", env="prod"}[$__rate_interval])))`, all[12])
 	for _, e := range all {
 		assert.Equal(t, strings.Count(e, "("), strings.Count(e, ")"), e)
 	}
 	_, err = Build(nil, Options{})
 	assert.Error(t, err)
+}
+
+// TestBuildUnknownVerdicts: with one SLO counting unknown verdicts as bad
+// and one excluding them, the ratios the dashboard computes are written
+// once per policy, each narrowed to its SLOs, the excluding one over met +
+// violated, and the legends and descriptions name the denominator.
+func TestBuildUnknownVerdicts(t *testing.T) {
+	slos := []slorules.SLO{{Name: "interactive", LayerLabel: "llm_layer"}, {Name: "batch", LayerLabel: "llm_layer", ExcludeUnknown: true}}
+	d, err := Build(slos, Options{})
+	require.NoError(t, err)
+	raw, err := json.Marshal(d)
+	require.NoError(t, err)
+	var panels struct {
+		Panels []struct {
+			Title, Description string
+			Targets            []struct{ Expr, LegendFormat string }
+		}
+	}
+	require.NoError(t, json.Unmarshal(raw, &panels))
+	byTitle := map[string]int{}
+	for i, p := range panels.Panels {
+		byTitle[p.Title] = i
+	}
+	goodput := panels.Panels[byTitle["Goodput against the objective"]]
+	require.Len(t, goodput.Targets, 3)
+	assert.Equal(t, `1 - slo:sli_error:ratio_rate5m{sloth_service="llmslo", sloth_slo=~"$slo", sloth_slo=~"interactive"}`, goodput.Targets[0].Expr)
+	assert.Equal(t, "{{sloth_slo}} goodput (5m)", goodput.Targets[0].LegendFormat)
+	assert.Equal(t, `1 - slo:sli_error:ratio_rate5m{sloth_service="llmslo", sloth_slo=~"$slo", sloth_slo=~"batch"}`, goodput.Targets[1].Expr)
+	assert.Equal(t, "{{sloth_slo}} goodput of decidable requests (5m)", goodput.Targets[1].LegendFormat)
+	assert.Contains(t, goodput.Description, "Denominator: every selected request, unknown verdicts counting as not met, for interactive; "+
+		"the decidable requests, met + violated, for batch (unknown_verdicts: exclude).")
+
+	byModel := panels.Panels[byTitle["Goodput by model and layer"]]
+	require.Len(t, byModel.Targets, 2)
+	sel := func(metric, slo string) string {
+		return `sum by (llm_slo_name, gen_ai_request_model, llm_layer) (rate(` + metric + `{llm_slo_name=~"$slo", llm_slo_name=~"` + slo +
+			`", gen_ai_request_model=~"$model", llm_layer=~"$layer"}[$__rate_interval]))`
+	}
+	assert.Equal(t, sel("llm_slo_requests_met_total", "interactive")+"\n/\n"+sel("llm_slo_requests_total", "interactive"), byModel.Targets[0].Expr)
+	assert.Equal(t, sel("llm_slo_requests_met_total", "batch")+"\n/\n("+sel("llm_slo_requests_met_total", "batch")+" + "+sel("llm_slo_requests_violated_total", "batch")+")",
+		byModel.Targets[1].Expr)
+	assert.Equal(t, "{{llm_slo_name}} {{gen_ai_request_model}} {{llm_layer}} of decidable requests", byModel.Targets[1].LegendFormat)
+
+	// One policy only: nothing is narrowed.
+	d, err = Build(slos[1:], Options{})
+	require.NoError(t, err)
+	raw, err = json.Marshal(d)
+	require.NoError(t, err)
+	_, all := exprs(t, raw)
+	assert.Equal(t, `1 - slo:sli_error:ratio_rate5m{sloth_service="llmslo", sloth_slo=~"$slo"}`, all[0])
 }

@@ -20,6 +20,18 @@ type queries struct {
 	requests, model, layer string
 	service                string
 	extra                  []string
+	policies               []policy
+}
+
+// policy is the SLOs of one unknown_verdicts policy. A ratio the dashboard
+// computes from the counters divides by every selected request, or by the
+// decidable ones (met + violated) for SLOs that exclude unknown verdicts,
+// so such a target is written once per policy; narrow says its queries must
+// name the policy's SLOs (both policies are in use).
+type policy struct {
+	exclude bool
+	names   []string
+	narrow  bool
 }
 
 func newQueries(slos []slorules.SLO, o slorules.Options) *queries {
@@ -28,13 +40,53 @@ func newQueries(slos []slorules.SLO, o slorules.Options) *queries {
 		service = "llmslo"
 	}
 	return &queries{requests: metricRequests, model: promname.Label(llmsloconnector.AttrRequestModel),
-		layer: slos[0].LayerLabel, service: service, extra: o.Matchers}
+		layer: slos[0].LayerLabel, service: service, extra: o.Matchers, policies: policiesOf(slos)}
+}
+
+// policiesOf groups the SLOs by policy, unknown-as-bad first.
+func policiesOf(slos []slorules.SLO) []policy {
+	var bad, exclude policy
+	exclude.exclude = true
+	for _, s := range slos {
+		if s.ExcludeUnknown {
+			exclude.names = append(exclude.names, s.Name)
+		} else {
+			bad.names = append(bad.names, s.Name)
+		}
+	}
+	var out []policy
+	for _, p := range []policy{bad, exclude} {
+		if len(p.names) > 0 {
+			out = append(out, p)
+		}
+	}
+	for i := range out {
+		out[i].narrow = len(out) > 1
+	}
+	return out
+}
+
+// match narrows a selector to the policy's SLOs by label.
+func (p policy) match(label string) []string {
+	if !p.narrow {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s=~%q", label, strings.Join(p.names, "|"))}
+}
+
+// legend names what the policy's ratios divide by.
+func (p policy) legend(what string) string {
+	if p.exclude {
+		return what + " of decidable requests"
+	}
+	return what
 }
 
 // counters selects the connector's series of the chosen SLOs, models and
-// layers.
-func (q *queries) counters(metric string) string {
-	m := append([]string{fmt.Sprintf(`%s=~"$%s"`, labelSLOName, varSLO), q.dims()}, q.extra...)
+// layers, narrowed by the matchers more.
+func (q *queries) counters(metric string, more ...string) string {
+	m := append([]string{fmt.Sprintf(`%s=~"$%s"`, labelSLOName, varSLO)}, more...)
+	m = append(append(m, q.dims()), q.extra...)
 	return metric + "{" + strings.Join(m, ", ") + "}"
 }
 
@@ -43,30 +95,71 @@ func (q *queries) dims() string {
 }
 
 // recorded selects a recording rule's series of the chosen SLOs.
-func (q *queries) recorded(name string) string {
-	return fmt.Sprintf(`%s{sloth_service=%q, sloth_slo=~"$%s"}`, name, q.service, varSLO)
+func (q *queries) recorded(name string, more ...string) string {
+	m := append([]string{fmt.Sprintf("sloth_service=%q", q.service), fmt.Sprintf(`sloth_slo=~"$%s"`, varSLO)}, more...)
+	return name + "{" + strings.Join(m, ", ") + "}"
 }
 
 func rate(sel string) string { return fmt.Sprintf("rate(%s[%s])", sel, rateInterval) }
 
+// denominators says what the SLOs' ratios divide by, for the descriptions.
+func (q *queries) denominators() string {
+	var parts []string
+	for _, p := range q.policies {
+		if p.exclude {
+			parts = append(parts, "the decidable requests, met + violated, for "+strings.Join(p.names, ", ")+" (unknown_verdicts: exclude)")
+		} else {
+			parts = append(parts, "every selected request, unknown verdicts counting as not met, for "+strings.Join(p.names, ", "))
+		}
+	}
+	return "Denominator: " + strings.Join(parts, "; ") + "."
+}
+
 func (q *queries) sloPanels() []cog.Builder[dashboard.Panel] {
-	by := "sum by (" + labelSLOName + ") "
-	byModel := fmt.Sprintf("sum by (%s, %s, %s) ", labelSLOName, q.model, q.layer)
-	return []cog.Builder[dashboard.Panel]{
-		series("Goodput against the objective", "Share of requests meeting every constraint of the SLO (5m, all models and layers: the SLI the alerts use) and the objective.", "percentunit",
-			target("1 - "+q.recorded(slorules.SLIRecord(slorules.Windows[0].Quick.Short)), "{{sloth_slo}} goodput (5m)"),
-			target(q.recorded(slorules.Records.Objective), "{{sloth_slo}} objective")),
+	goodput := series("Goodput against the objective", "Share of requests meeting every constraint of the SLO (5m, all models and layers: the SLI the alerts use) and the objective. "+q.denominators(), "percentunit")
+	for _, p := range q.policies {
+		goodput.WithTarget(target("1 - "+q.recorded(slorules.SLIRecord(slorules.Windows[0].Quick.Short), p.match("sloth_slo")...), "{{sloth_slo}} "+p.legend("goodput")+" (5m)"))
+	}
+	goodput.WithTarget(target(q.recorded(slorules.Records.Objective), "{{sloth_slo}} objective"))
+	return append([]cog.Builder[dashboard.Panel]{
+		goodput,
 		single("Error budget remaining", "Share of the period's error budget left (1 - period burn rate); below 0 the objective is missed.", "percentunit",
 			target(q.recorded(slorules.Records.BudgetRemaining), "{{sloth_slo}}")),
 		series("Burn rate", "Error ratio / error budget: 1 spends the budget exactly over the period; the page fires above 14.4 (1h and 5m) or 6 (6h and 30m) for a 30-day period.", "none",
 			target(q.recorded(slorules.Records.CurrentBurnRate), "{{sloth_slo}} now (5m)"),
 			target(q.recorded(slorules.Records.PeriodBurnRate), "{{sloth_slo}} over the period")),
-		series("Goodput by model and layer", "Requests meeting the SLO / requests, per model and layer.", "percentunit",
-			target(fmt.Sprintf("%s(%s)\n/\n%s(%s)", byModel, rate(q.counters(metricMet)), byModel, rate(q.counters(metricRequests))),
-				"{{"+labelSLOName+"}} {{"+q.model+"}} {{"+q.layer+"}}")),
+		q.goodputByModel(),
+	}, q.trafficPanels()...)
+}
+
+// goodputByModel is met / requests per model and layer, or met / (met +
+// violated) for the SLOs that exclude unknown verdicts.
+func (q *queries) goodputByModel() cog.Builder[dashboard.Panel] {
+	byModel := fmt.Sprintf("sum by (%s, %s, %s) ", labelSLOName, q.model, q.layer)
+	p := series("Goodput by model and layer", "Requests meeting the SLO / requests, per model and layer. "+q.denominators(), "percentunit")
+	for _, pol := range q.policies {
+		m := pol.match(labelSLOName)
+		met := byModel + "(" + rate(q.counters(metricMet, m...)) + ")"
+		total := byModel + "(" + rate(q.counters(metricRequests, m...)) + ")"
+		if pol.exclude {
+			total = "(" + met + " + " + byModel + "(" + rate(q.counters(metricViolated, m...)) + "))"
+		}
+		p.WithTarget(target(met+"\n/\n"+total, "{{"+labelSLOName+"}} {{"+q.model+"}} {{"+q.layer+"}}"+pol.legend("")))
+	}
+	return p
+}
+
+// trafficPanels count requests: violations, decidable share, good requests
+// and tokens.
+func (q *queries) trafficPanels() []cog.Builder[dashboard.Panel] {
+	by := "sum by (" + labelSLOName + ") "
+	return []cog.Builder[dashboard.Panel]{
 		series("Violations by constraint", "Requests per second failing each constraint (a request can fail several); error = failed requests, <constraint>:unknown = undecidable.", "reqps",
 			target(fmt.Sprintf("sum by (%s, %s) (%s)", labelSLOName, labelConstraint, rate(q.counters(metricViolations))),
 				"{{"+labelSLOName+"}} {{"+labelConstraint+"}}")),
+		series("Decidable requests", "Share of each SLO's requests whose verdict was decided (met or violated); the others are unknown: a value the SLO reads is missing from their spans "+
+			"(Violations by constraint names it, <constraint>:unknown). Unknown verdicts count as not met, or are left out of the SLI under unknown_verdicts: exclude. "+q.denominators(), "percentunit",
+			target(fmt.Sprintf("1 - %s(%s)\n/\n%s(%s)", by, rate(q.counters(metricUnknown)), by, rate(q.counters(metricRequests))), "{{"+labelSLOName+"}} decidable")),
 		series("Good requests per second", "Requests meeting the SLO, per second.", "reqps",
 			target(by+"("+rate(q.counters(metricMet))+")", "{{"+labelSLOName+"}}")),
 		series("Token goodput", "Output tokens of the requests meeting the SLO, per second.", "none",

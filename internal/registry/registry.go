@@ -32,6 +32,9 @@ type Processor struct {
 	// their verdicts into one series, since the metrics tell SLOs apart by
 	// name only.
 	Definitions []string
+	// ExcludeUnknown names the SLOs of SLOs whose unknown verdicts are left
+	// out of the goodput ratio (unknown_verdicts: exclude).
+	ExcludeUnknown []string
 }
 
 var (
@@ -42,7 +45,7 @@ var (
 // Register records p until the returned function is called; calling that
 // function more than once is safe.
 func Register(p Processor) (unregister func()) {
-	e := &Processor{ID: p.ID, Prefix: p.Prefix, SLOs: slices.Clone(p.SLOs)}
+	e := &Processor{ID: p.ID, Prefix: p.Prefix, SLOs: slices.Clone(p.SLOs), ExcludeUnknown: slices.Clone(p.ExcludeUnknown)}
 	mu.Lock()
 	entries[e] = struct{}{}
 	mu.Unlock()
@@ -64,7 +67,8 @@ func RegisterUnique(p Processor) (unregister func(), err error) {
 			return nil, err
 		}
 	}
-	e := &Processor{ID: p.ID, Prefix: p.Prefix, SLOs: slices.Clone(p.SLOs), Definitions: slices.Clone(p.Definitions)}
+	e := &Processor{ID: p.ID, Prefix: p.Prefix, SLOs: slices.Clone(p.SLOs), Definitions: slices.Clone(p.Definitions),
+		ExcludeUnknown: slices.Clone(p.ExcludeUnknown)}
 	entries[e] = struct{}{}
 	return func() {
 		mu.Lock()
@@ -93,7 +97,7 @@ func Processors() []Processor {
 	mu.Lock()
 	out := make([]Processor, 0, len(entries))
 	for e := range entries {
-		out = append(out, Processor{ID: e.ID, Prefix: e.Prefix, SLOs: slices.Clone(e.SLOs)})
+		out = append(out, Processor{ID: e.ID, Prefix: e.Prefix, SLOs: slices.Clone(e.SLOs), ExcludeUnknown: slices.Clone(e.ExcludeUnknown)})
 	}
 	mu.Unlock()
 	slices.SortFunc(out, func(a, b Processor) int {

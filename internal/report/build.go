@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llmslo/llmslo/internal/contract"
+	"github.com/llmslo/llmslo/internal/slo"
 )
 
 // recordSize is the bytes kept per request: the record, one uint16 verdict
@@ -150,11 +151,23 @@ type sloAcc struct {
 	violations                       map[string]int64
 	combos                           map[uint16]int64
 	attain                           [5]int64
+	// attainOf[c] is the denominator of attain[c] under exclude: the
+	// requests still decidable with constraint c dropped.
+	attainOf [5]int64
 }
+
+// Denominators of an SLO's goodput, as the report names them.
+const (
+	denomRequests  = "requests"
+	denomDecidable = "decidable requests"
+)
 
 func (e *Engine) sloReport(i int, order []uint32, dur float64) SLOReport {
 	def := e.slos[i]
-	rep := SLOReport{Name: def.name, Constraints: map[string]float64{}}
+	rep := SLOReport{Name: def.name, Constraints: map[string]float64{}, UnknownVerdicts: string(slo.UnknownBad), Denominator: denomRequests}
+	if def.excludeUnknown {
+		rep.UnknownVerdicts, rep.Denominator = string(slo.UnknownExclude), denomDecidable
+	}
 	for c, l := range def.limits {
 		if l.Set {
 			rep.Constraints[constraintNames[c]] = l.Seconds
@@ -220,12 +233,16 @@ func (a *sloAcc) add(v uint16, rec *record, def sloDef) {
 		}
 		a.combos[key]++
 	}
-	// Attainable: met with constraint c dropped.
+	// Attainable: met with constraint c dropped; decided then unless
+	// another constraint is still unknown and nothing fails.
 	for c, l := range def.limits {
-		if !l.Set || failed {
+		if !l.Set {
 			continue
 		}
-		if fail&^(1<<c) == 0 && unk&^(1<<c) == 0 {
+		if failed || fail&^(1<<c) != 0 || unk&^(1<<c) == 0 {
+			a.attainOf[c]++
+		}
+		if !failed && fail&^(1<<c) == 0 && unk&^(1<<c) == 0 {
 			a.attain[c]++
 		}
 	}
@@ -246,10 +263,14 @@ func perSecond(k int64, dur float64) Num {
 }
 
 func (a *sloAcc) group(g Group, def sloDef, dur float64) SLOGroup {
-	lo, hi := wilson(int(a.met), int(a.requests))
+	denom := a.requests
+	if def.excludeUnknown {
+		denom = a.met + a.violated
+	}
+	lo, hi := wilson(int(a.met), int(denom))
 	out := SLOGroup{
 		Group: g, Requests: a.requests, Met: a.met, Violated: a.violated, Unknown: a.unknown,
-		Goodput: ratio(a.met, a.requests), GoodputCI95: [2]Num{Num(lo), Num(hi)},
+		Goodput: ratio(a.met, denom), GoodputCI95: [2]Num{Num(lo), Num(hi)},
 		GoodPerSecond: perSecond(a.met, dur), OutputTokens: a.tokens, OutputTokensMet: a.tokensMet,
 		TokenGoodput: ratio(a.tokensMet, a.tokens), GoodTokensPerSecond: perSecond(a.tokensMet, dur),
 		Violations: a.violations, Attainable: map[string]Num{}, Combinations: []Combination{},
@@ -274,7 +295,11 @@ func (a *sloAcc) group(g Group, def sloDef, dur float64) SLOGroup {
 	})
 	for c, l := range def.limits {
 		if l.Set {
-			out.Attainable[constraintNames[c]] = ratio(a.attain[c], a.requests)
+			n := a.requests
+			if def.excludeUnknown {
+				n = a.attainOf[c]
+			}
+			out.Attainable[constraintNames[c]] = ratio(a.attain[c], n)
 		}
 	}
 	return out
@@ -283,62 +308,77 @@ func (a *sloAcc) group(g Group, def sloDef, dur float64) SLOGroup {
 // sweep re-judges SLO i with every threshold scaled: a known value fails
 // when it exceeds scale x threshold; failed requests stay violated and
 // undecidable constraints stay unknown. At 1x it reproduces the
-// processor's verdicts.
+// processor's verdicts. Under exclude, a point's goodput is over the
+// requests decided at its scale (an unknown request is decided once a known
+// value fails).
 func (e *Engine) sweep(i int, order []uint32) []SweepCurve {
 	def := e.slos[i]
 	scales := sweepScales()
 	ns := len(e.slos)
-	type acc struct {
-		n   int64
-		met []int64
+	newAcc := func() *sweepAcc {
+		return &sweepAcc{met: make([]int64, len(scales)), decided: make([]int64, len(scales))}
 	}
-	all := acc{met: make([]int64, len(scales))}
-	per := make([]*acc, len(e.groups))
+	all := newAcc()
+	per := make([]*sweepAcc, len(e.groups))
 	for k := range e.recs {
 		v := e.verdicts[k*ns+i]
 		if v&vSelected == 0 {
 			continue
 		}
 		rec := &e.recs[k]
-		g := per[rec.group]
-		if g == nil {
-			g = &acc{met: make([]int64, len(scales))}
-			per[rec.group] = g
+		if per[rec.group] == nil {
+			per[rec.group] = newAcc()
 		}
-		all.n++
-		g.n++
-		if v&vError != 0 || v>>vUnkShift&vConstrMask != 0 {
-			continue
-		}
-		vals := [5]float64{rec.ttft, rec.tpot, rec.itlMax, rec.e2e, rec.queue}
-		for si, s := range scales {
-			ok := true
-			for c, l := range def.limits {
-				if l.Set && !math.IsNaN(vals[c]) && vals[c] > l.Seconds*s {
-					ok = false
-					break
-				}
-			}
-			if ok {
-				all.met[si]++
-				g.met[si]++
-			}
+		for _, a := range []*sweepAcc{all, per[rec.group]} {
+			a.add(v, rec, def, scales)
 		}
 	}
-	curve := func(g Group, a *acc) SweepCurve {
+	curve := func(g Group, a *sweepAcc) SweepCurve {
 		c := SweepCurve{SLO: def.name, Group: g}
 		for si, s := range scales {
-			c.Points = append(c.Points, SweepPoint{Scale: s, Met: a.met[si], Goodput: ratio(a.met[si], a.n)})
+			n := a.n
+			if def.excludeUnknown {
+				n = a.decided[si]
+			}
+			c.Points = append(c.Points, SweepPoint{Scale: s, Met: a.met[si], Goodput: ratio(a.met[si], n)})
 		}
 		return c
 	}
-	out := []SweepCurve{curve(Group{}, &all)}
+	out := []SweepCurve{curve(Group{}, all)}
 	for _, gi := range order {
 		if per[gi] != nil {
 			out = append(out, curve(e.groups[gi], per[gi]))
 		}
 	}
 	return out
+}
+
+// sweepAcc counts one group's requests, and per scale those met and those
+// decided.
+type sweepAcc struct {
+	n            int64
+	met, decided []int64
+}
+
+func (a *sweepAcc) add(v uint16, rec *record, def sloDef, scales []float64) {
+	a.n++
+	failed, unknown := v&vError != 0, v>>vUnkShift&vConstrMask != 0
+	vals := [5]float64{rec.ttft, rec.tpot, rec.itlMax, rec.e2e, rec.queue}
+	for si, s := range scales {
+		ok := true
+		for c, l := range def.limits {
+			if l.Set && !math.IsNaN(vals[c]) && vals[c] > l.Seconds*s {
+				ok = false
+				break
+			}
+		}
+		if failed || !ok || !unknown {
+			a.decided[si]++
+		}
+		if ok && !failed && !unknown {
+			a.met[si]++
+		}
+	}
 }
 
 // timeline counts SLO i's verdicts in at most 60 buckets of request start.

@@ -111,6 +111,9 @@ type Engine struct {
 type sloDef struct {
 	name   string
 	limits []slo.Threshold // in the order of constraintNames
+	// excludeUnknown: goodput is over the decidable requests only
+	// (unknown_verdicts: exclude), as the rules and the connector count it.
+	excludeUnknown bool
 }
 
 // Verdict bits, one uint16 per SLO per record.
@@ -182,7 +185,7 @@ func NewEngine(ctx context.Context, opts Options) (*Engine, error) {
 	for _, s := range cfg.SLOs {
 		l := slo.Limits{TTFT: threshold(s.TTFT), TPOT: threshold(s.TPOT), ITL: threshold(s.ITL), E2E: threshold(s.E2E), QueueTime: threshold(s.QueueTime)}
 		e.sloIx[s.Name] = len(e.slos)
-		e.slos = append(e.slos, sloDef{name: s.Name, limits: l.Ordered()})
+		e.slos = append(e.slos, sloDef{name: s.Name, limits: l.Ordered(), excludeUnknown: s.ExcludesUnknown()})
 	}
 	e.presetEvents(cfg)
 	next, err := consumer.NewTraces(e.consume)

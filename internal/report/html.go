@@ -256,8 +256,10 @@ func defsPlot(r *Report, metric string) (template.HTML, bool) {
 type htmlSLO struct {
 	SLOReport
 	Constraint string
-	Sweep      template.HTML
-	Timeline   template.HTML
+	// GoodputColumn and Note say what the goodput divides by.
+	GoodputColumn, Note string
+	Sweep               template.HTML
+	Timeline            template.HTML
 }
 
 type htmlPlot struct {
@@ -275,7 +277,10 @@ func WriteHTML(w io.Writer, r *Report) error {
 		GroupName  func(Group) string
 	}{R: r, GroupName: r.groupName}
 	for _, s := range r.SLOs {
-		h := htmlSLO{SLOReport: s, Constraint: constraintsLine(s.Constraints), Sweep: sweepPlot(r, s.Name)}
+		h := htmlSLO{SLOReport: s, Constraint: constraintsLine(s.Constraints), Sweep: sweepPlot(r, s.Name), GoodputColumn: goodputColumn(s)}
+		if s.Denominator == denomDecidable {
+			h.Note = excludedNote
+		}
 		for _, t := range r.Timeline {
 			if t.SLO == s.Name && len(t.Buckets) > 0 {
 				h.Timeline = timelinePlot(t, r.Start)
@@ -318,9 +323,10 @@ pre{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:12px}
 {{with .R.OverflowNote}}<p class="sub">{{.}}</p>{{end}}
 {{range .SLOs}}
 <h2>SLO {{.Name}}: {{.Constraint}}</h2>
-<table><tr><th>group</th><th>requests</th><th>met</th><th>violated</th><th>unknown</th><th>goodput</th><th>95% CI</th><th>good/s</th><th>token goodput</th></tr>
+<table><tr><th>group</th><th>requests</th><th>met</th><th>violated</th><th>unknown</th><th>{{.GoodputColumn}}</th><th>95% CI</th><th>good/s</th><th>token goodput</th></tr>
 {{range .Groups}}<tr><td>{{call $.GroupName .Group}}</td><td>{{.Requests}}</td><td>{{.Met}}</td><td>{{.Violated}}</td><td>{{.Unknown}}</td><td>{{pct .Goodput}}</td><td>{{pct (index .GoodputCI95 0)}} – {{pct (index .GoodputCI95 1)}}</td><td>{{rate .GoodPerSecond}}</td><td>{{pct .TokenGoodput}}</td></tr>
 {{end}}</table>
+{{if .Note}}<p>{{.Note}}.</p>{{end}}
 {{with index .Groups 0}}
 <p>Violations: {{range $k, $v := .Violations}}{{$k}} {{$v}}; {{end}}</p>
 <p>By combination: {{range .Combinations}}{{range $i, $c := .Constraints}}{{if $i}}+{{end}}{{$c}}{{end}} {{.Requests}}; {{end}}</p>

@@ -338,7 +338,7 @@ func buildDoc(r *Report, text bool) *doc {
 
 func sloSection(d *doc, r *Report, s SLOReport) {
 	d.h(fmt.Sprintf("SLO %s: %s", s.Name, constraintsLine(s.Constraints)))
-	t := &table{head: []string{"group", "requests", "met", "violated", "unknown", "goodput", "95% CI", "good/s"},
+	t := &table{head: []string{"group", "requests", "met", "violated", "unknown", goodputColumn(s), "95% CI", "good/s"},
 		right: []bool{false, true, true, true, true, true, true, true}}
 	for _, g := range s.Groups {
 		t.rows = append(t.rows, []string{truncate(r.groupName(g.Group), 34), fmt.Sprint(g.Requests), fmt.Sprint(g.Met),
@@ -346,6 +346,9 @@ func sloSection(d *doc, r *Report, s SLOReport) {
 			pct(g.GoodputCI95[0]) + "-" + pct(g.GoodputCI95[1]), rate(g.GoodPerSecond)})
 	}
 	d.t(t)
+	if s.Denominator == denomDecidable {
+		d.p("%s.", excludedNote)
+	}
 	if len(s.Groups) == 0 {
 		return
 	}
@@ -371,6 +374,18 @@ func sloSection(d *doc, r *Report, s SLOReport) {
 		d.p("Attainable goodput if one constraint were dropped: %s (now %s).", strings.Join(as, ", "), pct(all.Goodput))
 	}
 	sweepTable(d, r, s.Name)
+}
+
+// excludedNote says what the goodput of an SLO with unknown_verdicts:
+// exclude divides by.
+const excludedNote = "Unknown verdicts excluded (unknown_verdicts: exclude): goodput = met / (met + violated), over the decidable requests"
+
+// goodputColumn titles the goodput column by its denominator.
+func goodputColumn(s SLOReport) string {
+	if s.Denominator == denomDecidable {
+		return "goodput of decidable"
+	}
+	return "goodput"
 }
 
 var constraintIDs = []string{"ttft", "tpot", "itl", "e2e", "queue_time"}

@@ -81,6 +81,11 @@ type SLOReport struct {
 	// Constraints are the thresholds by constraint id (ttft, tpot, itl, e2e,
 	// queue_time), seconds.
 	Constraints map[string]float64 `json:"constraints"`
+	// UnknownVerdicts is the SLO's policy, "bad" or "exclude"; Denominator
+	// names what its goodput divides by: "requests" or "decidable requests"
+	// (met + violated).
+	UnknownVerdicts string `json:"unknown_verdicts"`
+	Denominator     string `json:"denominator"`
 	// Groups: the first is every request the SLO selected, then one per
 	// group that has any.
 	Groups []SLOGroup `json:"groups"`
@@ -94,8 +99,9 @@ type SLOGroup struct {
 	Met      int64 `json:"met"`
 	Violated int64 `json:"violated"`
 	Unknown  int64 `json:"unknown"`
-	// Goodput = Met / Requests (unknown verdicts are never good), with its
-	// Wilson score 95% confidence interval [low, high].
+	// Goodput = Met / Requests (unknown verdicts are never good), or
+	// Met / (Met + Violated) for an SLO with unknown_verdicts: exclude, with
+	// its Wilson score 95% confidence interval [low, high].
 	Goodput     Num    `json:"goodput"`
 	GoodputCI95 [2]Num `json:"goodput_ci95"`
 	// GoodPerSecond is Met over the report's Duration.
@@ -115,7 +121,9 @@ type SLOGroup struct {
 	// constraints, most frequent first.
 	Combinations []Combination `json:"combinations"`
 	// Attainable is the goodput if one constraint were dropped (the others
-	// and errors still apply), by constraint id: what fixing it would buy.
+	// and errors still apply), by constraint id: what fixing it would buy;
+	// over the same denominator as Goodput (under exclude, the requests
+	// still decidable without that constraint).
 	Attainable map[string]Num `json:"attainable"`
 }
 

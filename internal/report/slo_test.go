@@ -5,6 +5,8 @@ package report
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,6 +40,8 @@ func TestSLOBreakdownAndSweep(t *testing.T) {
 	require.NoError(t, e.Close(context.Background()))
 	r := e.Report(nil)
 	require.Equal(t, "interactive", r.SLOs[0].Name)
+	assert.Equal(t, "bad", r.SLOs[0].UnknownVerdicts)
+	assert.Equal(t, "requests", r.SLOs[0].Denominator)
 	g := r.SLOs[0].Groups[0]
 	assert.Equal(t, int64(6), g.Requests)
 	assert.Equal(t, int64(1), g.Met)
@@ -80,4 +84,46 @@ func TestSLOBreakdownAndSweep(t *testing.T) {
 	assert.Equal(t, int64(6), tl)
 	assert.Equal(t, "f0000000000000000000000000000003", r.Slowest["tpot"][0].TraceID)
 	assert.Equal(t, "a000000000000003", r.Slowest["tpot"][0].SpanID)
+}
+
+// TestSLOExcludeUnknown: the corpus of TestSLOBreakdownAndSweep under
+// unknown_verdicts: exclude. The counts are the same (1 met, 4 violated, 1
+// unknown of 6); goodput is 1 / (1 + 4), its interval Wilson's for 1 of 5;
+// without TTFT or TPOT, 2 of the 5 requests still decidable would meet it
+// (request 6 stays unknown on the other), without E2E 1 of 5; the sweep at
+// 1x is 1/5 and at 4x 2/5 (request 6 fails no known value, so stays out).
+// The text names the denominator.
+func TestSLOExcludeUnknown(t *testing.T) {
+	opts := goldenOptions(t)
+	cfg := *opts.Config
+	cfg.SLOs = slices.Clone(cfg.SLOs)
+	cfg.SLOs[0].UnknownVerdicts = "exclude"
+	opts.Config = &cfg
+	e, err := NewEngine(context.Background(), opts)
+	require.NoError(t, err)
+	require.NoError(t, e.Consume(context.Background(), sloCorpus()))
+	require.NoError(t, e.Close(context.Background()))
+	r := e.Report(nil)
+	s := r.SLOs[0]
+	require.Equal(t, "interactive", s.Name)
+	assert.Equal(t, "exclude", s.UnknownVerdicts)
+	assert.Equal(t, "decidable requests", s.Denominator)
+	g := s.Groups[0]
+	assert.Equal(t, [4]int64{6, 1, 4, 1}, [4]int64{g.Requests, g.Met, g.Violated, g.Unknown})
+	assert.Equal(t, Num(1.0/5), g.Goodput)
+	lo, hi := wilson(1, 5)
+	assert.Equal(t, [2]Num{Num(lo), Num(hi)}, g.GoodputCI95)
+	assert.Equal(t, map[string]Num{"ttft": Num(2.0 / 5), "tpot": Num(2.0 / 5), "e2e": Num(1.0 / 5)}, g.Attainable)
+	goodput := map[float64]Num{}
+	for _, p := range r.Sweep[0].Points {
+		goodput[p.Scale] = p.Goodput
+	}
+	assert.Equal(t, Num(1.0/5), goodput[1])
+	assert.Equal(t, Num(2.0/5), goodput[4])
+
+	var b strings.Builder
+	require.NoError(t, WriteText(&b, r))
+	text := strings.Join(strings.Fields(b.String()), " ") // the text wraps its paragraphs
+	assert.Contains(t, text, "goodput of decidable")
+	assert.Contains(t, text, "Unknown verdicts excluded (unknown_verdicts: exclude): goodput = met / (met + violated), over the decidable requests.")
 }

@@ -297,10 +297,10 @@ func (o *Options) unknownAlert(s *SLO) Rule {
 		Annotations: map[string]string{
 			"summary": fmt.Sprintf("LLM SLO %s cannot judge {{ $value | humanizePercentage }} of its requests.", s.Name),
 			"description": fmt.Sprintf("More than %s of the requests of SLO %s (%s) over 1h had an undecidable verdict: "+
-				"a value the SLO reads is missing from their spans, so they count as not met. This is missing data, not slow requests: "+
+				"a value the SLO reads is missing from their spans, so they %s. This is missing data, not slow requests: "+
 				"see which producer (llm_metrics_source) leaves it out, and the README's producer table for how to get it. "+
 				"Left unknown most often:{{ range query %q }} {{ .Labels.%s }} ({{ .Value | printf \"%%.3g\" }}/s){{ end }}.",
-				strconv.FormatFloat(share*100, 'g', -1, 64)+"%", s.Name, s.Description, top, labelConstraint),
+				strconv.FormatFloat(share*100, 'g', -1, 64)+"%", s.Name, s.Description, s.unknownFate(), top, labelConstraint),
 		},
 	}
 }
@@ -327,11 +327,28 @@ func alertingAnnotations(s *SLO, a Alert) map[string]string {
 		"title":   fmt.Sprintf("(%s) {{$labels.%s}} {{$labels.%s}} SLO error budget burn rate is too fast.", a.Severity, labelService, labelSLO),
 		"summary": fmt.Sprintf("LLM SLO %s (objective %s%% over %s) is burning its error budget too fast.", s.Name, pct, period),
 		"description": fmt.Sprintf("Requests fail SLO %s (%s) faster than its %s%% objective over %s allows: "+
-			"the error ratio (1 - met/requests, unknown verdicts included) exceeded %s, or %s. "+
+			"the error ratio (%s) exceeded %s, or %s. "+
 			"The failing constraints: sum by (%s) (rate(%s[5m])).",
-			s.Name, s.Description, pct, period, cond(a.Quick), cond(a.Slow),
+			s.Name, s.Description, pct, period, s.errorRatioText(), cond(a.Quick), cond(a.Slow),
 			labelConstraint, s.selector(metricViolations, nil)),
 	}
+}
+
+// unknownFate says what becomes of an unknown verdict, for the unknown
+// alert's description.
+func (s *SLO) unknownFate() string {
+	if s.ExcludeUnknown {
+		return "are left out of the SLI (unknown_verdicts: exclude), which judges only the decidable requests"
+	}
+	return "count as not met"
+}
+
+// errorRatioText says what the error ratio divides, for the annotations.
+func (s *SLO) errorRatioText() string {
+	if s.ExcludeUnknown {
+		return "violated / (met + violated): unknown verdicts excluded, over the decidable requests"
+	}
+	return "1 - met/requests, unknown verdicts included"
 }
 
 // SortedLabels lists a rule's labels as k=v, sorted (for tests and docs).

@@ -346,3 +346,61 @@ processors:
 	require.NoError(t, os.WriteFile(path, b, 0o600))
 	runPromtool(t, "test", "rules", path)
 }
+
+// TestPromtoolUnknownExcluded runs promtool on two SLOs fed the same
+// counters, one with unknown_verdicts: exclude: per minute 600 requests,
+// 450 met, 50 violated and 100 unknown, for an hour after 10 quiet minutes
+// of counters that existed before. Excluding, every SLI window and the
+// period ratio are violated / (met + violated) = 50/500 = 0.1, the budget
+// remaining 1 - 0.1/0.01 = -9; counting unknown verdicts as bad, they are
+// (600 - 450)/600 = 0.25.
+func TestPromtoolUnknownExcluded(t *testing.T) {
+	promtool(t)
+	slos, err := load(t, `
+processors:
+  llm_slo:
+    slos:
+      - {name: decidable, ttft: 500ms, objective: 99, unknown_verdicts: exclude}
+      - {name: interactive, ttft: 500ms, objective: 99}
+`)
+	require.NoError(t, err)
+	require.True(t, slos[0].ExcludeUnknown)
+	require.False(t, slos[1].ExcludeUnknown)
+	o := Options{}
+	dir := t.TempDir()
+	writeRules(t, dir, slos, o)
+	var series []map[string]string
+	for _, s := range slos {
+		labels := fmt.Sprintf(`{llm_slo_name=%q,collector_instance_id="a",gen_ai_request_model="m1",llm_layer="client"}`, s.Name)
+		for _, c := range []struct {
+			metric    string
+			perMinute float64
+		}{{metricRequests, 600}, {metricMet, 450}, {metricViolated, 50}, {metricUnknown, 100}} {
+			series = append(series, map[string]string{"series": c.metric + labels, "values": counterFrom(1000, phase{10, 0}, phase{60, c.perMinute})})
+		}
+	}
+	rounded := func(expr string, s *SLO, window string, want float64) map[string]any {
+		labels := sloLabels(o, s)
+		if window != "" {
+			labels = with(labels, "sloth_window", window)
+		}
+		return map[string]any{
+			"expr": "round(" + expr + promLabels(map[string]string{labelSLO: s.Name}) + " * 1e6) / 1e6", "eval_time": "60m",
+			"exp_samples": []any{map[string]any{"labels": promLabels(labels), "value": want}},
+		}
+	}
+	var exprs []any
+	for i, want := range []float64{50.0 / 500, 150.0 / 600} {
+		s := &slos[i]
+		for _, w := range []string{"5m", "30m", "1h", "30d"} {
+			exprs = append(exprs, rounded("slo:sli_error:ratio_rate"+w, s, w, want))
+		}
+		exprs = append(exprs, rounded("slo:period_error_budget_remaining:ratio", s, "30d", math.Round((1-want/0.01)*1e6)/1e6))
+	}
+	tests := []map[string]any{{"interval": "1m", "input_series": series, "promql_expr_test": exprs}}
+	b, err := yaml.Marshal(map[string]any{"rule_files": []string{"rules.yaml"}, "evaluation_interval": "1m", "tests": tests})
+	require.NoError(t, err)
+	path := filepath.Join(dir, "test.yaml")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	runPromtool(t, "test", "rules", path)
+}

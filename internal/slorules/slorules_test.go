@@ -192,7 +192,9 @@ func TestFormats(t *testing.T) {
 	assert.Equal(t, `sum(rate(llm_slo_requests_total{llm_slo_name="interactive"}[{{.window}}])) - sum(rate(llm_slo_requests_met_total{llm_slo_name="interactive"}[{{.window}}]))`, s.SLI.Events.ErrorQuery)
 	assert.Equal(t, "page", s.Alerting.PageAlert.Labels["severity"])
 
-	p := Pyrra(slos, Options{})[1]
+	ps, err := Pyrra(slos, Options{})
+	require.NoError(t, err)
+	p := ps[1]
 	assert.Equal(t, "llmslo-engine-queue", p.Metadata.Name)
 	assert.Equal(t, "99.9", p.Spec.Target)
 	assert.Equal(t, "4w", p.Spec.Window)
@@ -209,4 +211,37 @@ func loadFile(t *testing.T, path string) []SLO {
 	slos, err := FromProcessors(procs)
 	require.NoError(t, err)
 	return slos
+}
+
+// TestExcludeUnknownFormats: an SLO with unknown_verdicts: exclude reads
+// violated / (met + violated) in the Sloth spec and the OpenSLO ratio, its
+// alert says so, and Pyrra, which cannot express it, is refused by name.
+func TestExcludeUnknownFormats(t *testing.T) {
+	slos, err := load(t, `
+processors:
+  llm_slo:
+    slos:
+      - {name: decidable, ttft: 500ms, objective: 99, unknown_verdicts: exclude}
+`)
+	require.NoError(t, err)
+	s, o := &slos[0], Options{}
+	assert.Equal(t, `sum(rate(llm_slo_requests_violated_total{llm_slo_name="decidable"}[5m]))`, s.ErrorQuery("5m", nil))
+	assert.Equal(t, `sum(rate(llm_slo_requests_met_total{llm_slo_name="decidable"}[5m])) + sum(rate(llm_slo_requests_violated_total{llm_slo_name="decidable"}[5m]))`,
+		s.TotalQuery("5m", nil))
+	sloth := Sloth(slos, o)[0].Spec.SLOs[0]
+	assert.Equal(t, s.ErrorQuery("{{.window}}", nil), sloth.SLI.Events.ErrorQuery)
+	assert.Equal(t, s.TotalQuery("{{.window}}", nil), sloth.SLI.Events.TotalQuery)
+	ratio := OpenSLOs(slos, o)[1].Spec["indicator"].(map[string]any)["spec"].(map[string]any)["ratioMetric"].(map[string]any)
+	query := func(side string) any {
+		return ratio[side].(map[string]any)["metricSource"].(map[string]any)["spec"].(map[string]any)["query"]
+	}
+	assert.Equal(t, `sum(llm_slo_requests_met_total{llm_slo_name="decidable"})`, query("good"))
+	assert.Equal(t, `sum(llm_slo_requests_met_total{llm_slo_name="decidable"}) + sum(llm_slo_requests_violated_total{llm_slo_name="decidable"})`, query("total"))
+	assert.Contains(t, alertingAnnotations(s, Windows[0])["description"], "the error ratio (violated / (met + violated): unknown verdicts excluded, over the decidable requests)")
+	assert.Contains(t, o.unknownAlert(s).Annotations["description"], "so they are left out of the SLI (unknown_verdicts: exclude)")
+	_, err = Pyrra(slos, o)
+	require.EqualError(t, err, "SLO decidable: unknown_verdicts: exclude cannot be written for Pyrra: its indicators take one total metric, "+
+		"and the decidable requests are two (met + violated); use --format prometheus, sloth or openslo, or unknown_verdicts: bad")
+	var b bytes.Buffer
+	require.ErrorContains(t, Write(&b, "pyrra", "test", slos, o), "cannot be written for Pyrra")
 }

@@ -9,7 +9,9 @@
 // The SLI of an SLO is the processor's verdict, counted by the connector:
 // error ratio = 1 - met / requests, each counter summed over every series
 // of the SLO (every model, layer, dimension and collector replica), so
-// collector.instance.id never splits an SLO. Unknown verdicts are not met.
+// collector.instance.id never splits an SLO. Unknown verdicts are not met;
+// an SLO with unknown_verdicts: exclude leaves them out of both sides:
+// error ratio = violated / (met + violated).
 package slorules
 
 import (
@@ -43,6 +45,10 @@ type SLO struct {
 	LayerLabel string
 	// Layer is the selector's layer ("" for both).
 	Layer string
+	// ExcludeUnknown leaves undecidable verdicts out of the SLI
+	// (unknown_verdicts: exclude): its denominator is the decidable
+	// requests, met + violated.
+	ExcludeUnknown bool
 }
 
 // FromProcessors lists the SLOs with an objective, in configuration order.
@@ -67,7 +73,7 @@ func FromProcessors(procs []collectorconfig.Processor) ([]SLO, error) {
 			out = append(out, SLO{
 				Name: s.Name, Processor: p.ID.String(), Objective: *s.Objective, Period: period,
 				Description: describe(&s), LayerLabel: promname.Label(p.Config.AttributePrefix + contract.SuffixLayer),
-				Layer: s.Selector.Layer,
+				Layer: s.Selector.Layer, ExcludeUnknown: s.ExcludesUnknown(),
 			})
 		}
 	}
@@ -114,6 +120,7 @@ func describe(s *llmsloprocessor.SLOConfig) string {
 var (
 	metricRequests   = promname.Metric(llmsloconnector.MetricSLORequests)
 	metricMet        = promname.Metric(llmsloconnector.MetricSLOMet)
+	metricViolated   = promname.Metric(llmsloconnector.MetricSLOViolated)
 	metricViolations = promname.Metric(llmsloconnector.MetricSLOViolations)
 	metricUnknown    = promname.Metric(llmsloconnector.MetricSLOUnknown)
 	labelSLOName     = promname.Label(llmsloconnector.AttrSLOName)
@@ -127,17 +134,35 @@ func (s *SLO) selector(metric string, extra []string) string {
 	return metric + "{" + strings.Join(m, ",") + "}"
 }
 
-// ErrorQuery is the rate of requests that did not meet the SLO (violated
-// or unknown) over window, summed across every series and replica. window
-// may be Sloth's template variable "{{.window}}".
+// ErrorQuery is the rate of requests that did not meet the SLO over
+// window, summed across every series and replica: violated or unknown, or
+// only violated when the SLO excludes unknown verdicts. window may be
+// Sloth's template variable "{{.window}}".
 func (s *SLO) ErrorQuery(window string, extra []string) string {
+	if s.ExcludeUnknown {
+		return fmt.Sprintf("sum(rate(%s[%s]))", s.selector(metricViolated, extra), window)
+	}
 	return fmt.Sprintf("sum(rate(%s[%s])) - sum(rate(%s[%s]))",
 		s.selector(metricRequests, extra), window, s.selector(metricMet, extra), window)
 }
 
-// TotalQuery is the rate of requests the SLO selected over window.
+// TotalQuery is the rate of the SLI's denominator over window: the
+// requests the SLO selected, or its decidable ones (met + violated) when it
+// excludes unknown verdicts.
 func (s *SLO) TotalQuery(window string, extra []string) string {
+	if s.ExcludeUnknown {
+		return fmt.Sprintf("sum(rate(%s[%s])) + sum(rate(%s[%s]))",
+			s.selector(metricMet, extra), window, s.selector(metricViolated, extra), window)
+	}
 	return fmt.Sprintf("sum(rate(%s[%s]))", s.selector(metricRequests, extra), window)
+}
+
+// Denominator names the SLI's denominator for titles and descriptions.
+func (s *SLO) Denominator() string {
+	if s.ExcludeUnknown {
+		return "decidable requests (met + violated; unknown verdicts excluded)"
+	}
+	return "requests (unknown verdicts count as not met)"
 }
 
 // GoodQuery is the rate of requests that met the SLO over window.

@@ -120,11 +120,18 @@ type PyrraSLO struct {
 }
 
 // Pyrra gives one Pyrra SLO per SLO. Pyrra derives its own windows and
-// factors from the period (scaled from 28 days).
-func Pyrra(slos []SLO, o Options) []PyrraSLO {
+// factors from the period (scaled from 28 days). An SLO that excludes
+// unknown verdicts is refused: its denominator, met + violated, is a sum of
+// two counters, and every Pyrra indicator takes one metric per side, so
+// the spec would silently count unknown verdicts as bad.
+func Pyrra(slos []SLO, o Options) ([]PyrraSLO, error) {
 	var out []PyrraSLO
 	for i := range slos {
 		s := &slos[i]
+		if s.ExcludeUnknown {
+			return nil, fmt.Errorf("SLO %s: unknown_verdicts: exclude cannot be written for Pyrra: its indicators take one total metric, "+
+				"and the decidable requests are two (met + violated); use --format prometheus, sloth or openslo, or unknown_verdicts: bad", s.Name)
+		}
 		var p PyrraSLO
 		p.APIVersion, p.Kind = "pyrra.dev/v1alpha1", "ServiceLevelObjective"
 		p.Metadata.Name = pyrraName(o.ID(s))
@@ -137,7 +144,7 @@ func Pyrra(slos []SLO, o Options) []PyrraSLO {
 		p.Spec.Alerting.Name = AlertName
 		out = append(out, p)
 	}
-	return out
+	return out, nil
 }
 
 // pyrraName is a Kubernetes object name: lower case, digits and '-'.
@@ -167,8 +174,9 @@ type OpenSLOMeta struct {
 }
 
 // OpenSLOs gives the service and its SLOs as OpenSLO v1: a ratio metric
-// of counters (good = met, total = requests), rolling over the period,
-// budgeted by occurrences.
+// of counters (good = met, total = requests, or met + violated for an SLO
+// that excludes unknown verdicts), rolling over the period, budgeted by
+// occurrences.
 func OpenSLOs(slos []SLO, o Options) []OpenSLO {
 	svc := pyrraName(o.service())
 	out := []OpenSLO{{APIVersion: "openslo/v1", Kind: "Service", Metadata: OpenSLOMeta{Name: svc},
@@ -189,7 +197,7 @@ func OpenSLOs(slos []SLO, o Options) []OpenSLO {
 					"spec": map[string]any{"ratioMetric": map[string]any{
 						"counter": true,
 						"good":    source(fmt.Sprintf("sum(%s)", s.selector(metricMet, o.Matchers))),
-						"total":   source(fmt.Sprintf("sum(%s)", s.selector(metricRequests, o.Matchers))),
+						"total":   source(s.openSLOTotal(o.Matchers)),
 					}},
 				},
 				"timeWindow":      []any{map[string]any{"duration": promtime.Format(s.Period), "isRolling": true}},
@@ -199,4 +207,14 @@ func OpenSLOs(slos []SLO, o Options) []OpenSLO {
 		})
 	}
 	return out
+}
+
+// openSLOTotal is the total side of the OpenSLO ratio: the selected
+// requests, or the decidable ones (a sum of the met and violated counters,
+// which reset together: the connector emits both from one series).
+func (s *SLO) openSLOTotal(extra []string) string {
+	if s.ExcludeUnknown {
+		return fmt.Sprintf("sum(%s) + sum(%s)", s.selector(metricMet, extra), s.selector(metricViolated, extra))
+	}
+	return fmt.Sprintf("sum(%s)", s.selector(metricRequests, extra))
 }

@@ -68,8 +68,12 @@ func Write(w io.Writer, format, source string, slos []SLO, o Options) error {
 		}
 		return nil
 	case "pyrra":
+		specs, err := Pyrra(slos, o)
+		if err != nil {
+			return err
+		}
 		var docs []any
-		for _, p := range Pyrra(slos, o) {
+		for _, p := range specs {
 			docs = append(docs, p)
 		}
 		return encode(w, docs...)
