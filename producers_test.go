@@ -33,8 +33,9 @@ var producerGoldens = []string{
 	"sentry", "pydantic_ai", "vllm_usage",
 }
 
-// stackGoldens are stacked SDK instrumentations (issue-sized shapes of
-// what real stacks emit); not yet merged into the mixed batch.
+// stackGoldens are stacked SDK instrumentations (the shapes real stacks
+// emit: a framework over a provider SDK, one exporter over another
+// library's spans).
 var stackGoldens = []string{"sdk_stacks"}
 
 func TestGoldenProducers(t *testing.T) {
@@ -64,7 +65,7 @@ func compareGolden(t *testing.T, dir, input, expected string) {
 var mixedSources = append([]string{
 	"vllm", "sglang", "trtllm", "tgi_trace", "sglang_trace", "openllmetry", "openllmetry_legacy", "openlit",
 	"openinference", "semconv", "langfuse", "litellm", "v1", "v3", "non_llm", "hostile",
-}, producerGoldens...)
+}, append(slices.Clone(producerGoldens), stackGoldens...)...)
 
 // TestMixedBatch: all producers in one request come out span for span as
 // each producer's spans do alone, so no preset claims another's spans, and
@@ -194,4 +195,26 @@ func TestHeldSpanKeepsSchemaURLs(t *testing.T) {
 	assert.Equal(t, "https://opentelemetry.io/schemas/1.37.0", gotRS.ScopeSpans().At(0).SchemaUrl())
 	src, _ := gotRS.ScopeSpans().At(0).Spans().At(0).Attributes().Get("llm.metrics.source")
 	assert.Equal(t, "sglang:attributes", src.Str())
+}
+
+// TestOneLevelCountsEachCallOnce: with selector.levels [provider,
+// unstated], the SLO judges the provider SDK's span of each doubly
+// instrumented call (LangChain.js over an instrumented OpenAI client, under
+// Traceloop and under OpenInference) and every span that states no level,
+// never the framework's: one verdict per call.
+func TestOneLevelCountsEachCallOnce(t *testing.T) {
+	in, err := golden.ReadTraces(filepath.Join("testdata", "traces", "sdk_stacks", "input.yaml"))
+	require.NoError(t, err)
+	var judged []string
+	eachSpan(process(t, "one_level", in), func(s ptrace.Span) {
+		_, met := s.Attributes().Get("llm.slo.calls.met")
+		_, violated := s.Attributes().Get("llm.slo.calls.violations")
+		if met || violated {
+			judged = append(judged, s.SpanID().String())
+		}
+	})
+	assert.Equal(t, []string{
+		"a100000000000001", "a100000000000003", "a100000000000004", "a100000000000005", "a100000000000006",
+		"a100000000000007", "a100000000000008", "a100000000000010", "a100000000000012",
+	}, judged)
 }

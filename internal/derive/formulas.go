@@ -152,13 +152,26 @@ func (r *request) stream() {
 	case r.hasOutput:
 		r.res.Stream = True
 	case !flagged:
-		if v, ok := first(r.c.streamJSON, r.s); ok && v.Type() == pcommon.ValueTypeStr {
+		if v, ok := r.streamParameters(); ok {
 			if r.res.Stream = jsonStream(v.Str()); r.res.Stream != Unknown {
 				return
 			}
 		}
 		r.res.Stream = r.c.unflaggedStream(r.c.streamName(r.span), &r.scope, r.s)
 	}
+}
+
+// streamParameters is the preset's StreamJSON document of the request's
+// parameters. A framework-level span's are not read: they are the
+// framework's configured model parameters, not the request that went out
+// (OpenInference's LangChain instrumentation writes "stream":false for
+// ChatOpenAI.stream()); the provider-level span of the same call has them.
+func (r *request) streamParameters() (pcommon.Value, bool) {
+	if len(r.c.streamJSON) == 0 || preset.LevelOfScope(r.scope.Name) == preset.LevelFramework {
+		return pcommon.Value{}, false
+	}
+	v, ok := first(r.c.streamJSON, r.s)
+	return v, ok && v.Type() == pcommon.ValueTypeStr
 }
 
 // maxStreamJSON bounds how much of a parameters document jsonStream reads:

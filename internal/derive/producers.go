@@ -15,7 +15,9 @@ import (
 // believed (the Vercel AI SDK's doStream and doGenerate spans, Strands'
 // chat span). Otherwise, on the client layer, the conventions' time to
 // first chunk says streamed whatever the conventions' version (it is written
-// on streamed calls only: AI SDK 7, Pydantic AI). Without it, it depends on
+// on streamed calls only: AI SDK 7, Pydantic AI), and its absence says not
+// streamed where the producer writes it on every stream (AI SDK 7's scope,
+// preset.ChunkTTFTOnEveryStream). Without it, it depends on
 // the version of the conventions the producer follows: from v1.41
 // (StreamFlagRequired) an unset gen_ai.request.stream means not streamed,
 // unless the span carries the preset's TTFT attribute (a first chunk is
@@ -36,6 +38,9 @@ func (c *compiled) unflaggedStream(name string, scope *Scope, s *scratch) Tri {
 	}
 	if _, _, chunk := firstTiming(c.chunkTTFT, s); chunk {
 		return True
+	}
+	if preset.ChunkTTFTOnEveryStream(scope.Name) {
+		return False
 	}
 	if !scope.Semconv.AtLeast(StreamFlagRequired) {
 		return Unknown

@@ -98,7 +98,20 @@ const (
 	StrandsScope = "strands.telemetry.tracer"
 	// PydanticAIScope is the tracer of Pydantic AI's InstrumentedModel.
 	PydanticAIScope = "pydantic-ai"
+	// AISDKScope is the Vercel AI SDK's tracer, of its ai.* spans and of
+	// AI SDK 7's convention spans.
+	AISDKScope = "ai"
 )
+
+// chunkTTFTOnEveryStream are the scopes whose producer writes the
+// conventions' time to first chunk on every streamed call it makes (AI SDK
+// 7's convention spans), so a span of theirs without it did not stream.
+// Elsewhere its absence says nothing: a producer may simply not write it.
+var chunkTTFTOnEveryStream = map[string]bool{AISDKScope: true}
+
+// ChunkTTFTOnEveryStream reports whether the named scope's producer writes
+// the conventions' time to first chunk on every streamed call.
+func ChunkTTFTOnEveryStream(scope string) bool { return chunkTTFTOnEveryStream[scope] }
 
 // Instrumentation levels: a framework's model call (LangChain's ChatOpenAI)
 // and the provider SDK's request it makes (the OpenAI client's) are two
@@ -254,6 +267,11 @@ func sdks() []*Preset {
 			}},
 			Map: clientMapping,
 			Ev:  chunkEvents,
+			// The OpenAI instrumentation writes the request's parameters,
+			// stream flag included; the LangChain one writes the model's
+			// configured parameters ("stream":false on .stream() too), which
+			// the level rule in derive keeps from being read.
+			StreamJSON: []string{"llm.invocation_parameters"},
 		},
 		{
 			// Langfuse records the first-token time as an absolute timestamp.
