@@ -25,7 +25,7 @@ dist: $(BUILDER) ## Build the collector distribution into ./dist (the first buil
 	@$(DIST) components | grep -A1 -E 'name: llm_slo' | head -4
 
 .PHONY: cli
-cli: ## Build the llmslo command (rules, dashboard) into bin/llmslo
+cli: ## Build the llmslo command (rules, dashboard, report, capture) into bin/llmslo
 	$(GO) build -o bin/llmslo ./cmd/llmslo
 
 GOLANGCI_LINT_VERSION := v2.15.0
@@ -36,7 +36,7 @@ $(GOLANGCI_LINT):
 	$(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## golangci-lint with the checked-in .golangci.yml (both modules)
+lint: $(GOLANGCI_LINT) ## golangci-lint with the checked-in .golangci.yml (the module, bench/ and slothcompat/)
 	$(GOLANGCI_LINT) run ./...
 	cd bench && $(GOLANGCI_LINT) run ./...
 	cd slothcompat && $(GOLANGCI_LINT) run ./...
