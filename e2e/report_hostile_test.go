@@ -14,11 +14,8 @@ import (
 	"math"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -62,12 +59,11 @@ func TestReportHostileInputs(t *testing.T) {
 		for _, format := range []string{"text", "markdown", "json", "html"} {
 			t.Run(in.name+"/"+format, func(t *testing.T) {
 				out := filepath.Join(dir, "report."+format)
-				cmd := exec.Command(bin, "report", "--quiet", "--format", format, "--out", out, path)
+				cmd, peakRSS := launched(t, bin, "report", "--quiet", "--format", format, "--out", out, path)
 				var stderr bytes.Buffer
 				cmd.Stderr = &stderr
-				floor := lowerPeakRSS(t)
 				runErr := cmd.Run()
-				rss := float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) / 1024
+				floor, rss := peakRSS()
 				outSize := int64(0)
 				if o, err := os.Stat(out); err == nil && runErr == nil {
 					outSize = o.Size()
@@ -91,18 +87,6 @@ func TestReportHostileInputs(t *testing.T) {
 			})
 		}
 	}
-}
-
-// lowerPeakRSS returns the test's memory to the system and resets its peak
-// resident set to the current one, returning it in MiB. A child's peak RSS
-// (its rusage) starts from the peak of the process it was started from:
-// Go starts children with vfork, whose exec records the parent's high-water
-// mark as the child's. Without this, the child would be charged for the
-// test's own generation of a 700 MB input.
-func lowerPeakRSS(t *testing.T) float64 {
-	debug.FreeOSMemory()
-	require.NoError(t, os.WriteFile("/proc/self/clear_refs", []byte("5"), 0), "reset the peak RSS (Linux 4.0 and later)")
-	return peakRSSMiB(t, os.Getpid())
 }
 
 func hostileReportInputs() []hostileReportInput {
