@@ -6,14 +6,15 @@ package llmsloconnector
 import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
-	"github.com/llmslo/llmslo/internal/contract"
+	"github.com/llmslo/llmslo/internal/catalog"
 )
 
-// Metric names, units and descriptions live here and nowhere else: the
-// GenAI conventions are still renaming their client metrics
-// (gen_ai.client.inference.*), and a switch must be one change. Names follow
-// the conventions (v1.41) where a name exists, by layer; the rest are in the
-// llm. namespace.
+// The names of the metrics queried from outside (the SLO counters, the
+// latency histograms, their attributes) are internal/catalog's, shared with
+// the llmslo command; the descriptions, the next convention version's
+// names and the explicit buckets are the connector's own, here. The GenAI
+// conventions are still renaming their client metrics
+// (gen_ai.client.inference.*), and a switch must be one change.
 
 // histKind is a distribution the connector records.
 type histKind uint8
@@ -33,33 +34,33 @@ const (
 type layerIndex uint8
 
 const (
-	layerServer layerIndex = iota
-	layerClient
-	numLayers
+	layerServer layerIndex = catalog.LayerServer
+	layerClient layerIndex = catalog.LayerClient
+	numLayers              = catalog.NumLayers
 )
 
 // layerNames are the llm.layer values, by layerIndex.
-var layerNames = [numLayers]string{contract.LayerServer, contract.LayerClient}
+var layerNames = [numLayers]string(catalog.Layers)
 
 // Units.
 const (
-	unitSeconds   = "s"
-	unitTokens    = "{token}"
-	unitRequests  = "{request}"
-	unitViolation = "{violation}"
-	unitRatio     = "1"
+	unitSeconds   = catalog.UnitSeconds
+	unitTokens    = catalog.UnitTokens
+	unitRequests  = catalog.UnitRequests
+	unitViolation = catalog.UnitViolation
+	unitRatio     = catalog.UnitRatio
 )
 
-// histNames[kind][layer].
+// histNames[kind][layer], the catalogue's.
 var histNames = [numHistKinds][numLayers]string{
-	histTTFT:         {"gen_ai.server.time_to_first_token", "gen_ai.client.operation.time_to_first_chunk"},
-	histTPOT:         {"gen_ai.server.time_per_output_token", "llm.client.time_per_output_token"},
-	histITL:          {"llm.server.inter_token_latency", "gen_ai.client.operation.time_per_output_chunk"},
-	histDuration:     {"gen_ai.server.request.duration", "gen_ai.client.operation.duration"},
-	histE2E:          {"llm.e2e", "llm.e2e"},
-	histQueue:        {"llm.queue_time", "llm.queue_time"},
-	histInputTokens:  {"llm.server.token.usage", "gen_ai.client.token.usage"},
-	histOutputTokens: {"llm.server.token.usage", "gen_ai.client.token.usage"},
+	histTTFT:         catalog.LatencyNames(catalog.LatencyTTFT),
+	histTPOT:         catalog.LatencyNames(catalog.LatencyTPOT),
+	histITL:          catalog.LatencyNames(catalog.LatencyITL),
+	histDuration:     catalog.LatencyNames(catalog.LatencyDuration),
+	histE2E:          catalog.LatencyNames(catalog.LatencyE2E),
+	histQueue:        catalog.LatencyNames(catalog.LatencyQueue),
+	histInputTokens:  catalog.TokenUsageNames,
+	histOutputTokens: catalog.TokenUsageNames,
 }
 
 var histDescriptions = [numHistKinds]string{
@@ -120,9 +121,9 @@ const (
 // The default dimensions, as data point attributes (llm.layer, the fourth,
 // is the processor's key under its attribute prefix).
 const (
-	attrRequestModel  = string(semconv.GenAIRequestModelKey) // the processor's llm.model
-	attrProviderName  = keyProviderName                      // else gen_ai.system
-	attrOperationName = keyOperationName                     // as the span has it
+	attrRequestModel  = catalog.AttrRequestModel // the processor's llm.model
+	attrProviderName  = keyProviderName          // else gen_ai.system
+	attrOperationName = keyOperationName         // as the span has it
 )
 
 // builtinDimensions cannot be configured again as dimensions.
@@ -130,12 +131,12 @@ var builtinDimensions = []string{attrRequestModel, attrProviderName, attrOperati
 
 // Data point attributes beside the dimensions.
 const (
-	attrSLOName           = "llm.slo.name"
-	attrSLOConstraint     = "llm.slo.constraint"
-	attrQuantile          = "quantile"
-	attrTokenType         = string(semconv.GenAITokenTypeKey)
-	attrOverflow          = "otel.metric.overflow"
-	attrCollectorInstance = "collector.instance.id"
+	attrSLOName           = catalog.AttrSLOName
+	attrSLOConstraint     = catalog.AttrSLOConstraint
+	attrQuantile          = catalog.AttrQuantile
+	attrTokenType         = catalog.AttrTokenType
+	attrOverflow          = catalog.AttrOverflow
+	attrCollectorInstance = catalog.AttrCollectorInstance
 )
 
 // metricDef is the name, unit and description of one metric.
@@ -143,13 +144,13 @@ type metricDef struct{ name, unit, desc string }
 
 // The goodput counters, all with llm.slo.name.
 var (
-	metricSLORequests   = metricDef{"llm.slo.requests", unitRequests, "LLM requests an SLO selected (met + violated + unknown)."}
-	metricSLOMet        = metricDef{"llm.slo.requests.met", unitRequests, "LLM requests that met every constraint of the SLO at once."}
-	metricSLOViolated   = metricDef{"llm.slo.requests.violated", unitRequests, "LLM requests that failed at least one constraint of the SLO, or failed."}
-	metricSLOUnknown    = metricDef{"llm.slo.requests.unknown", unitRequests, "LLM requests whose SLO verdict could not be decided (a value was missing); never counted as met."}
-	metricSLOTokensMet  = metricDef{"llm.slo.output_tokens.met", unitTokens, "Output tokens of the LLM requests that met the SLO (token goodput)."}
-	metricSLOViolations = metricDef{"llm.slo.violations", unitViolation, "SLO constraints failed or undecidable, by constraint (ttft, tpot, itl, e2e, queue_time, error, or <constraint>:unknown)."}
-	metricSLOGoodput    = metricDef{"llm.slo.goodput", unitRatio, "Share of the LLM requests an SLO selected that met it (of its decidable requests, met + violated, when unknown_verdicts is exclude), over the sliding window (per collector replica)."}
+	metricSLORequests   = metricDef{catalog.SLORequests.Name, catalog.SLORequests.Unit, "LLM requests an SLO selected (met + violated + unknown)."}
+	metricSLOMet        = metricDef{catalog.SLOMet.Name, catalog.SLOMet.Unit, "LLM requests that met every constraint of the SLO at once."}
+	metricSLOViolated   = metricDef{catalog.SLOViolated.Name, catalog.SLOViolated.Unit, "LLM requests that failed at least one constraint of the SLO, or failed."}
+	metricSLOUnknown    = metricDef{catalog.SLOUnknown.Name, catalog.SLOUnknown.Unit, "LLM requests whose SLO verdict could not be decided (a value was missing); never counted as met."}
+	metricSLOTokensMet  = metricDef{catalog.SLOTokensMet.Name, catalog.SLOTokensMet.Unit, "Output tokens of the LLM requests that met the SLO (token goodput)."}
+	metricSLOViolations = metricDef{catalog.SLOViolations.Name, catalog.SLOViolations.Unit, "SLO constraints failed or undecidable, by constraint (ttft, tpot, itl, e2e, queue_time, error, or <constraint>:unknown)."}
+	metricSLOGoodput    = metricDef{catalog.SLOGoodput.Name, catalog.SLOGoodput.Unit, "Share of the LLM requests an SLO selected that met it (of its decidable requests, met + violated, when unknown_verdicts is exclude), over the sliding window (per collector replica)."}
 )
 
 // windowKind is a distribution with windowed percentile gauges.

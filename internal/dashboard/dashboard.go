@@ -20,9 +20,9 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/stat"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 
+	"github.com/llmslo/llmslo/internal/catalog"
 	"github.com/llmslo/llmslo/internal/promname"
 	"github.com/llmslo/llmslo/internal/slorules"
-	"github.com/llmslo/llmslo/llmsloconnector"
 )
 
 // Options shape the dashboard.
@@ -76,7 +76,7 @@ func Build(slos []slorules.SLO, o Options) (dashboard.Dashboard, error) { //noli
 							WithVariable(dashboard.NewDatasourceVariableBuilder(varDatasource).Label("Prometheus").Type("prometheus")).
 							WithVariable(custom(varSLO, "SLO", sloNames(slos))).
 							WithVariable(queryVar(varModel, "Model", fmt.Sprintf("label_values(%s, %s)", q.requests, q.model))).
-							WithVariable(custom(varLayer, "Layer", llmsloconnector.Layers))
+							WithVariable(custom(varLayer, "Layer", catalog.Layers))
 	b.WithRow(dashboard.NewRowBuilder("Objectives"))
 	for _, p := range q.sloPanels() {
 		b.WithPanel(p)
@@ -133,12 +133,12 @@ func single(title, desc, unit string, t *prometheus.DataqueryBuilder) *stat.Pane
 
 // Metric names and labels, from the connector through promname.
 var (
-	metricRequests   = promname.Metric(llmsloconnector.MetricSLORequests)
-	metricMet        = promname.Metric(llmsloconnector.MetricSLOMet)
-	metricViolated   = promname.Metric(llmsloconnector.MetricSLOViolated)
-	metricUnknown    = promname.Metric(llmsloconnector.MetricSLOUnknown)
-	metricTokensMet  = promname.Metric(llmsloconnector.MetricSLOTokensMet)
-	metricViolations = promname.Metric(llmsloconnector.MetricSLOViolations)
-	labelSLOName     = promname.Label(llmsloconnector.AttrSLOName)
-	labelConstraint  = promname.Label(llmsloconnector.AttrSLOConstraint)
+	metricRequests   = promname.Metric(catalog.SLORequests)
+	metricMet        = promname.Metric(catalog.SLOMet)
+	metricViolated   = promname.Metric(catalog.SLOViolated)
+	metricUnknown    = promname.Metric(catalog.SLOUnknown)
+	metricTokensMet  = promname.Metric(catalog.SLOTokensMet)
+	metricViolations = promname.Metric(catalog.SLOViolations)
+	labelSLOName     = promname.Label(catalog.AttrSLOName)
+	labelConstraint  = promname.Label(catalog.AttrSLOConstraint)
 )

@@ -10,9 +10,9 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 
+	"github.com/llmslo/llmslo/internal/catalog"
 	"github.com/llmslo/llmslo/internal/promname"
 	"github.com/llmslo/llmslo/internal/slorules"
-	"github.com/llmslo/llmslo/llmsloconnector"
 )
 
 // queries writes the dashboard's PromQL.
@@ -39,7 +39,7 @@ func newQueries(slos []slorules.SLO, o slorules.Options) *queries {
 	if service == "" {
 		service = "llmslo"
 	}
-	return &queries{requests: metricRequests, model: promname.Label(llmsloconnector.AttrRequestModel),
+	return &queries{requests: metricRequests, model: promname.Label(catalog.AttrRequestModel),
 		layer: slos[0].LayerLabel, service: service, extra: o.Matchers, policies: policiesOf(slos)}
 }
 
@@ -170,19 +170,19 @@ func (q *queries) trafficPanels() []cog.Builder[dashboard.Panel] {
 // latencies are the dashboard's latency panels.
 var latencies = []struct {
 	title string
-	l     llmsloconnector.Latency
+	l     catalog.Latency
 }{
-	{"TTFT", llmsloconnector.LatencyTTFT}, {"TPOT", llmsloconnector.LatencyTPOT},
-	{"ITL (every gap)", llmsloconnector.LatencyITL}, {"E2E", llmsloconnector.LatencyE2E},
+	{"TTFT", catalog.LatencyTTFT}, {"TPOT", catalog.LatencyTPOT},
+	{"ITL (every gap)", catalog.LatencyITL}, {"E2E", catalog.LatencyE2E},
 }
 
 // histogram selects the latency's histogram at every layer: the layers'
 // metric names differ (gen_ai.server.* and gen_ai.client.*), so the name is
 // matched by regular expression.
-func (q *queries) histogram(l llmsloconnector.Latency) string {
+func (q *queries) histogram(l catalog.Latency) string {
 	var names []string
-	for _, layer := range llmsloconnector.Layers {
-		m, _ := llmsloconnector.LatencyHistogram(l, layer)
+	for _, layer := range catalog.Layers {
+		m, _ := catalog.LatencyHistogram(l, layer)
 		n := promname.Metric(m)
 		if !containsString(names, n) {
 			names = append(names, n)

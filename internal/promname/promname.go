@@ -12,7 +12,7 @@ package promname
 import (
 	"strings"
 
-	"github.com/llmslo/llmslo/llmsloconnector"
+	"github.com/llmslo/llmslo/internal/catalog"
 )
 
 // units maps UCUM units to the Prometheus suffix, as the exporter's
@@ -25,11 +25,11 @@ var units = map[string]string{
 
 // Metric is the Prometheus name of m. A histogram's name is its native
 // histogram's; classic histograms add _bucket, _sum and _count.
-func Metric(m llmsloconnector.Metric) string {
+func Metric(m catalog.Metric) string {
 	name := Label(m.Name)
 	var suffix string
 	switch {
-	case m.Unit == "1" && m.Type == llmsloconnector.MetricTypeGauge:
+	case m.Unit == "1" && m.Type == catalog.Gauge:
 		suffix = "ratio"
 	case strings.HasPrefix(m.Unit, "{"):
 	default:
@@ -38,7 +38,7 @@ func Metric(m llmsloconnector.Metric) string {
 	if suffix != "" && !strings.HasSuffix(name, "_"+suffix) {
 		name += "_" + suffix
 	}
-	if m.Type == llmsloconnector.MetricTypeCounter {
+	if m.Type == catalog.Counter {
 		name += "_total"
 	}
 	return name

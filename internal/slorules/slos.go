@@ -20,11 +20,11 @@ import (
 	"time"
 
 	llmsloprocessor "github.com/llmslo/llmslo"
+	"github.com/llmslo/llmslo/internal/catalog"
 	"github.com/llmslo/llmslo/internal/collectorconfig"
 	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/promname"
 	"github.com/llmslo/llmslo/internal/promtime"
-	"github.com/llmslo/llmslo/llmsloconnector"
 )
 
 // SLO is one objective of the configuration.
@@ -118,13 +118,13 @@ func describe(s *llmsloprocessor.SLOConfig) string {
 
 // Prometheus names of the counters the SLI reads.
 var (
-	metricRequests   = promname.Metric(llmsloconnector.MetricSLORequests)
-	metricMet        = promname.Metric(llmsloconnector.MetricSLOMet)
-	metricViolated   = promname.Metric(llmsloconnector.MetricSLOViolated)
-	metricViolations = promname.Metric(llmsloconnector.MetricSLOViolations)
-	metricUnknown    = promname.Metric(llmsloconnector.MetricSLOUnknown)
-	labelSLOName     = promname.Label(llmsloconnector.AttrSLOName)
-	labelConstraint  = promname.Label(llmsloconnector.AttrSLOConstraint)
+	metricRequests   = promname.Metric(catalog.SLORequests)
+	metricMet        = promname.Metric(catalog.SLOMet)
+	metricViolated   = promname.Metric(catalog.SLOViolated)
+	metricViolations = promname.Metric(catalog.SLOViolations)
+	metricUnknown    = promname.Metric(catalog.SLOUnknown)
+	labelSLOName     = promname.Label(catalog.AttrSLOName)
+	labelConstraint  = promname.Label(catalog.AttrSLOConstraint)
 )
 
 // Selector is the series selector of the SLO's counters, with the extra
