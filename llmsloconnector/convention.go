@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/llmslo/llmslo/internal/aggregate"
-	"github.com/llmslo/llmslo/internal/derive"
+	"github.com/llmslo/llmslo/internal/contract"
 )
 
 // The metric_names option: which convention version names the
@@ -62,7 +62,7 @@ func (c *llmSLOConnector) usageValue(o *observation, u usageKind, v pcommon.Valu
 		o.rejected++
 		return
 	}
-	if !(f >= 0 && f <= derive.MaxTokens) || f != float64(uint64(f)) {
+	if !(f >= 0 && f <= contract.MaxTokens) || f != float64(uint64(f)) {
 		o.rejected++
 		return
 	}

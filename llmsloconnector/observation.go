@@ -4,7 +4,7 @@
 package llmsloconnector
 
 import (
-	"github.com/llmslo/llmslo/internal/derive"
+	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/exemplar"
 )
 
@@ -64,9 +64,9 @@ func (o *observation) failed() {
 // beyond the processor's own limits (a week; 2^24 tokens): such a value is
 // corrupt, and would also stretch the window sketches' memory.
 func (o *observation) set(k histKind, v float64) {
-	limit := float64(derive.MaxSeconds)
+	limit := float64(contract.MaxSeconds)
 	if k == histInputTokens || k == histOutputTokens {
-		limit = derive.MaxTokens
+		limit = contract.MaxTokens
 	}
 	if v >= 0 && v <= limit {
 		o.values[k], o.has[k] = v, true

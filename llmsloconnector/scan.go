@@ -10,7 +10,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/llmslo/llmslo/internal/contract"
-	"github.com/llmslo/llmslo/internal/derive"
 )
 
 // spanFields is what one pass over a span's attributes collects besides
@@ -259,7 +258,7 @@ func appendGaps(dst []float64, gaps pcommon.Slice) ([]float64, int) {
 	// gapValue's test on the bits: positive doubles order as their bits,
 	// so d in (0, MaxSeconds] is one unsigned comparison (0 wraps round,
 	// negatives and NaNs are above); then ±0 is kept if it is a double.
-	maxBits := math.Float64bits(derive.MaxSeconds)
+	maxBits := math.Float64bits(contract.MaxSeconds)
 	for i := range out {
 		g := gaps.At(i)
 		d := g.Double()
@@ -272,27 +271,27 @@ func appendGaps(dst []float64, gaps pcommon.Slice) ([]float64, int) {
 	return dst[:len(dst)+kept], n - kept
 }
 
-// gapValue is g when it is a double in [0, derive.MaxSeconds]. Double()
+// gapValue is g when it is a double in [0, contract.MaxSeconds]. Double()
 // is 0 for any other type, so only a 0 needs the type switch that Type()
 // costs: a positive in-range result is a double.
 func gapValue(g pcommon.Value) (float64, bool) {
 	d := g.Double()
-	if d > 0 && d <= derive.MaxSeconds {
+	if d > 0 && d <= contract.MaxSeconds {
 		return d, true
 	}
 	return d, d == 0 && g.Type() == pcommon.ValueTypeDouble
 }
 
 // weightsValid: every weight an int of at least 1, the sum at most
-// derive.MaxTokens.
+// contract.MaxTokens.
 func weightsValid(w pcommon.Slice) bool {
 	var sum int64
 	for _, v := range w.All() {
-		if v.Type() != pcommon.ValueTypeInt || v.Int() < 1 || v.Int() > derive.MaxTokens {
+		if v.Type() != pcommon.ValueTypeInt || v.Int() < 1 || v.Int() > contract.MaxTokens {
 			return false
 		}
 		sum += v.Int()
-		if sum > derive.MaxTokens {
+		if sum > contract.MaxTokens {
 			return false
 		}
 	}

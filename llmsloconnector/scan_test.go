@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
-	"github.com/llmslo/llmslo/internal/derive"
+	"github.com/llmslo/llmslo/internal/contract"
 )
 
 // TestReadGaps: a gap is kept only when it is a double in [0, a week]; a
@@ -29,8 +29,8 @@ func TestReadGaps(t *testing.T) {
 		func(pcommon.Value) {}, // empty
 		func(v pcommon.Value) { v.SetDouble(math.NaN()) },
 		func(v pcommon.Value) { v.SetDouble(-0.01) },
-		func(v pcommon.Value) { v.SetDouble(derive.MaxSeconds) },
-		func(v pcommon.Value) { v.SetDouble(derive.MaxSeconds * 1.01) },
+		func(v pcommon.Value) { v.SetDouble(contract.MaxSeconds) },
+		func(v pcommon.Value) { v.SetDouble(contract.MaxSeconds * 1.01) },
 		func(v pcommon.Value) { v.SetDouble(math.Inf(1)) },
 		func(v pcommon.Value) { v.SetBool(true) },
 		func(v pcommon.Value) { v.SetDouble(math.Copysign(0, -1)) },
@@ -42,14 +42,14 @@ func TestReadGaps(t *testing.T) {
 	}
 	var o observation
 	readGaps(&spanFields{gaps: gaps, hasGaps: true}, &o)
-	assert.Equal(t, []float64{0.02, 0, derive.MaxSeconds, 0, math.SmallestNonzeroFloat64}, o.gaps)
+	assert.Equal(t, []float64{0.02, 0, contract.MaxSeconds, 0, math.SmallestNonzeroFloat64}, o.gaps)
 	assert.Equal(t, uint64(1<<63), math.Float64bits(o.gaps[3]), "-0 is kept as it is")
 	assert.Empty(t, o.weights)
 	assert.Equal(t, 9, o.rejected)
 
 	o = observation{}
 	readGaps(&spanFields{gaps: gaps, hasGaps: true, weights: weights, hasWeights: true}, &o)
-	assert.Equal(t, []float64{0.02, 0, derive.MaxSeconds, 0, math.SmallestNonzeroFloat64}, o.gaps)
+	assert.Equal(t, []float64{0.02, 0, contract.MaxSeconds, 0, math.SmallestNonzeroFloat64}, o.gaps)
 	assert.Equal(t, []uint64{1, 2, 8, 12, 13}, o.weights)
 	assert.Equal(t, 9, o.rejected)
 }

@@ -5,7 +5,6 @@ package llmsloconnector
 
 import (
 	"github.com/llmslo/llmslo/internal/contract"
-	"github.com/llmslo/llmslo/internal/slo"
 )
 
 // violationNames is the closed vocabulary of llm.slo.constraint values: a
@@ -13,7 +12,7 @@ import (
 // violations entry outside it is not counted (it cannot come from the
 // processor), so no span can add a series by writing a new word.
 var violationNames = func() []string {
-	constraints := slo.Names()
+	constraints := contract.Constraints[:]
 	names := []string{contract.ViolationError}
 	names = append(names, constraints...)
 	for _, c := range constraints {

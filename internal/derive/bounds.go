@@ -3,19 +3,19 @@
 
 package derive
 
-import "math"
+import (
+	"math"
 
-// Limits beyond which a finite value is taken as corrupt rather than real.
-// They are the one set of bounds of the project: the derivation applies them
-// to every value it reads or computes (CheckSeconds, CheckTokens), and the
-// connector applies the same functions to what it reads from a span, so the
-// two always agree on what a value is.
+	"github.com/llmslo/llmslo/internal/contract"
+)
+
+// The project's one set of bounds, internal/contract's: the derivation
+// applies them to every value it reads or computes (CheckSeconds,
+// CheckTokens), and the connector the same bounds to what it reads from a
+// span.
 const (
-	// MaxSeconds bounds every duration: no LLM request runs for a week.
-	MaxSeconds = 7 * 24 * 3600
-	// MaxTokens bounds every token count (2^24, 16.7 M): far above any
-	// model's output limit, far below a counter gone wrong.
-	MaxTokens = 1 << 24
+	MaxSeconds = contract.MaxSeconds
+	MaxTokens  = contract.MaxTokens
 )
 
 // CheckSeconds returns NoReason when x is a duration in seconds the project

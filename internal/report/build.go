@@ -229,7 +229,7 @@ func (a *sloAcc) add(v uint16, rec *record, def sloDef) {
 	if failed || fail != 0 {
 		key := fail
 		if failed {
-			key |= 1 << 5
+			key |= 1 << constraintBits
 		}
 		a.combos[key]++
 	}
@@ -277,7 +277,7 @@ func (a *sloAcc) group(g Group, def sloDef, dur float64) SLOGroup {
 	}
 	for key, n := range a.combos {
 		var cs []string
-		if key&(1<<5) != 0 {
+		if key&(1<<constraintBits) != 0 {
 			cs = append(cs, contract.ViolationError)
 		}
 		for c := range constraintNames {

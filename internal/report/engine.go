@@ -116,13 +116,24 @@ type sloDef struct {
 	excludeUnknown bool
 }
 
-// Verdict bits, one uint16 per SLO per record.
+// Verdict bits, one uint16 per SLO per record: selected, error, then a
+// field of constraintBits failure bits and one of unknown bits, each in
+// constraintNames order.
 const (
-	vSelected   = 1 << 0
-	vError      = 1 << 1
-	vFailShift  = 2 // five bits, in constraintNames order
-	vUnkShift   = 7 // five bits
-	vConstrMask = 0x1f
+	constraintBits = 5
+	vSelected      = 1 << 0
+	vError         = 1 << 1
+	vFailShift     = 2
+	vUnkShift      = vFailShift + constraintBits
+	vConstrMask    = 1<<constraintBits - 1
+)
+
+// A constraint beyond constraintBits would set a bit of the next field and
+// silently corrupt reports: fail to compile instead (widen the fields, and
+// the uint16, first).
+var (
+	_ [constraintBits - contract.NumConstraints]struct{}
+	_ [16 - (vUnkShift + constraintBits)]struct{}
 )
 
 // record is what is kept of one LLM request span (72 bytes).

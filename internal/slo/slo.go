@@ -13,13 +13,13 @@ import (
 	"github.com/llmslo/llmslo/internal/derive"
 )
 
-// Constraint names, as they appear in violations.
+// Constraint names, as they appear in violations: internal/contract's.
 const (
-	TTFT      = "ttft"
-	TPOT      = "tpot"
-	ITL       = "itl"
-	E2E       = "e2e"
-	QueueTime = "queue_time"
+	TTFT      = contract.ConstraintTTFT
+	TPOT      = contract.ConstraintTPOT
+	ITL       = contract.ConstraintITL
+	E2E       = contract.ConstraintE2E
+	QueueTime = contract.ConstraintQueueTime
 )
 
 // Threshold is an upper bound in seconds; Set is false when the SLO does not

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
+	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/derive"
 )
 
@@ -116,4 +117,11 @@ func TestSelector(t *testing.T) {
 		sel := Selector{Levels: tt.sel}
 		assert.Equal(t, tt.want, sel.Selects(r, "llama", span, resource), "level %s, selector %v", tt.level, tt.sel)
 	}
+}
+
+// TestConstraintOrder: the judge's table is in the contract's order, which
+// violations, the connector's violation words and the report's verdict bits
+// follow.
+func TestConstraintOrder(t *testing.T) {
+	assert.Equal(t, contract.Constraints[:], Names())
 }
