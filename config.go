@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/llmslo/llmslo/internal/confcheck"
 	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/derive"
 	"github.com/llmslo/llmslo/internal/preset"
@@ -257,6 +259,18 @@ var _ component.Config = (*Config)(nil)
 var sloName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // Validate reports every configuration error, each naming its field.
+var _ confmap.Unmarshaler = (*Config)(nil)
+
+// Unmarshal decodes the configuration after refusing what would decode
+// silently into something else: a duration written without a unit
+// (`ttft: 500` would be 500ns, `ttft: 0.5` would be 0s). The error names the
+// field, repeats what was written and suggests the fix ("did you mean
+// 500ms?"). Every time.Duration field of Config is checked, present and
+// future, through its mapstructure tags.
+func (c *Config) Unmarshal(conf *confmap.Conf) error {
+	return confcheck.Unmarshal(conf, c)
+}
+
 func (c *Config) Validate() error {
 	var errs []error
 	if c.AttributePrefix == "" {

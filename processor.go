@@ -332,6 +332,20 @@ func (p *llmSLOProcessor) writeValues(attrs pcommon.Map, res *derive.Result, mod
 // span's attributes need beyond the verdicts: reserving exactly that grows
 // the attribute array once and no further (TestValueCount keeps the two in
 // step).
+// putTokenDetails writes the cache and reasoning token counts the producer
+// gave, under the contract's keys.
+func putTokenDetails(attrs pcommon.Map, k *contract.Keys, res *derive.Result) {
+	if res.HasCacheReadInputTokens {
+		attrs.PutInt(k.CacheReadInputTokens, res.CacheReadInputTokens)
+	}
+	if res.HasCacheWriteInputTokens {
+		attrs.PutInt(k.CacheWriteInputTokens, res.CacheWriteInputTokens)
+	}
+	if res.HasReasoningOutputTokens {
+		attrs.PutInt(k.ReasoningOutputTokens, res.ReasoningOutputTokens)
+	}
+}
+
 func valueCount(res *derive.Result, model string) int {
 	n := 2 // layer, source
 	for _, v := range [...]derive.Value{res.TTFT, res.TPOT, res.E2E, res.ITLMean, res.ITLMax, res.QueueTime} {
@@ -433,6 +447,24 @@ func (p *llmSLOProcessor) writeVerdicts(attrs, resource pcommon.Map, model strin
 }
 
 // removeOwned removes every key of the processor's namespace from attrs.
+// judge judges s on the request into st.verdict: against the configured
+// thresholds, or, when s reads per-request ones, against the request's. A
+// malformed or too loose per-request threshold is reported in
+// llm.metrics.error (written
+// again, as writeValues wrote it before the verdicts).
+func (p *llmSLOProcessor) judge(s *compiledSLO, attrs pcommon.Map, st *batchState) {
+	res := &st.res
+	if s.From == nil {
+		s.Judge(res, &st.verdict)
+		return
+	}
+	if r := s.LimitsFor(attrs, &st.limits); r != derive.NoReason && res.Errors[derive.FieldSLOThreshold] == derive.NoReason {
+		res.Errors.Set(derive.FieldSLOThreshold, r)
+		attrs.PutStr(p.keys.Error, p.errorString(&res.Errors))
+	}
+	s.JudgeLimits(res, &st.limits, &st.verdict)
+}
+
 func (p *llmSLOProcessor) removeOwned(attrs pcommon.Map) {
 	attrs.RemoveIf(func(key string, _ pcommon.Value) bool { return p.keys.Owns(key) })
 }
