@@ -5,13 +5,14 @@ package report
 
 import (
 	"context"
+	"errors"
 	"math"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -19,7 +20,6 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 
-	llmsloprocessor "github.com/llmslo/llmslo"
 	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/derive"
 	"github.com/llmslo/llmslo/internal/metadata"
@@ -29,10 +29,9 @@ import (
 
 // Options configure an Engine.
 type Options struct {
-	// Config is the llm_slo processor configuration the spans are processed
-	// with (nil: the processor's defaults).
-	Config *llmsloprocessor.Config
-	// ProcessorID names where Config came from, for the report.
+	// Processor is the llm_slo processor the spans run through (required).
+	Processor Processor
+	// ProcessorID names where its configuration came from, for the report.
 	ProcessorID string
 	// By lists the group dimensions: "model" (llm.model), "layer"
 	// (llm.layer), "preset" (the producer preset), or any span attribute,
@@ -49,6 +48,23 @@ type Options struct {
 	// values (a request ID, a million models) costs bounded memory and a
 	// report of bounded length.
 	MaxGroups int
+}
+
+// Processor is the llm_slo processor as the engine runs it: the
+// component's own factory and configuration, so the spans are processed
+// exactly as a collector would, and the parts of that configuration the
+// engine reads itself. The llmslo command fills it from the collector's
+// configuration (the processor's Config has SLODefinitions and
+// PresetEvents for the last two).
+type Processor struct {
+	Factory processor.Factory
+	// Config is the factory's configuration, validated.
+	Config          component.Config
+	AttributePrefix string
+	TokenAwareITL   bool
+	SLOs            []slo.Definition
+	// Events are the chunk events of every preset, by name.
+	Events map[string]preset.Events
 }
 
 // DefaultMaxGroups is the default of Options.MaxGroups.
@@ -159,15 +175,12 @@ const (
 
 var metricIDs = [numMetrics]string{"ttft", "tpot", "itl", "e2e", "queue_time"}
 
-// NewEngine builds the processor from opts.Config exactly as a collector
-// would (its public factory) and starts it.
+// NewEngine builds the processor from opts.Processor exactly as a
+// collector would (its public factory) and starts it.
 func NewEngine(ctx context.Context, opts Options) (*Engine, error) {
-	cfg := opts.Config
-	if cfg == nil {
-		cfg = llmsloprocessor.NewFactory().CreateDefaultConfig().(*llmsloprocessor.Config)
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
+	proc := &opts.Processor
+	if proc.Factory == nil || proc.Config == nil {
+		return nil, errors.New("report: no llm_slo processor to run the spans through")
 	}
 	if len(opts.By) == 0 {
 		opts.By = DefaultBy
@@ -182,29 +195,27 @@ func NewEngine(ctx context.Context, opts Options) (*Engine, error) {
 		opts.MaxGroups = DefaultMaxGroups
 	}
 	e := &Engine{
-		opts: opts, keys: contract.NewKeys(cfg.AttributePrefix), sloIx: map[string]int{},
+		opts: opts, keys: contract.NewKeys(proc.AttributePrefix), sloIx: map[string]int{},
 		events: map[string]*preset.Events{}, eventNames: map[string]bool{},
-		tokenAware: cfg.TokenAwareITL, groupIx: map[string]uint32{},
+		tokenAware: proc.TokenAwareITL, groupIx: map[string]uint32{},
 		minStart: math.MaxInt64, maxEnd: math.MinInt64,
 	}
-	e.opts.Config = cfg
 	e.budget.Store(opts.MaxGaps)
 	e.plain, e.contentZ, e.choicesZ = newPool(&e.budget), newPool(&e.budget), newPool(&e.budget)
 	for i := range e.slowest {
 		e.slowest[i].k = opts.Top
 	}
-	for _, s := range cfg.SLOs {
-		l := slo.Limits{TTFT: threshold(s.TTFT), TPOT: threshold(s.TPOT), ITL: threshold(s.ITL), E2E: threshold(s.E2E), QueueTime: threshold(s.QueueTime)}
+	for _, s := range proc.SLOs {
 		e.sloIx[s.Name] = len(e.slos)
-		e.slos = append(e.slos, sloDef{name: s.Name, limits: l.Ordered(), excludeUnknown: s.ExcludesUnknown()})
+		e.slos = append(e.slos, sloDef{name: s.Name, limits: s.Limits.Ordered(), excludeUnknown: s.ExcludeUnknown})
 	}
-	e.presetEvents(cfg)
+	e.presetEvents(proc.Events)
 	next, err := consumer.NewTraces(e.consume)
 	if err != nil {
 		return nil, err
 	}
 	set := processortest.NewNopSettings(metadata.Type)
-	e.proc, err = llmsloprocessor.NewFactory().CreateTraces(ctx, set, cfg, next)
+	e.proc, err = proc.Factory.CreateTraces(ctx, set, proc.Config, next)
 	if err != nil {
 		return nil, err
 	}
@@ -214,27 +225,10 @@ func NewEngine(ctx context.Context, opts Options) (*Engine, error) {
 	return e, nil
 }
 
-// presetEvents learns each preset's chunk events: the built-ins', then the
-// custom presets' as the processor builds them (a custom preset's events
-// replace those of the built-in it extends).
-func (e *Engine) presetEvents(cfg *llmsloprocessor.Config) {
-	for _, p := range preset.Builtin() {
-		ev := p.Ev
-		e.events[p.Name] = &ev
-	}
-	for _, cp := range cfg.CustomPresets {
-		var ev preset.Events
-		if cp.Extends != "" {
-			if base, ok := preset.ByName(cp.Extends); ok {
-				ev = base.Ev
-			}
-		}
-		if cp.Events != nil {
-			ev = preset.Events{Chunk: cp.Events.Chunk, FirstToken: cp.Events.FirstToken, TokenCount: cp.Events.TokenCount}
-		}
-		e.events[cp.Name] = &ev
-	}
-	for _, ev := range e.events {
+// presetEvents learns each preset's chunk events.
+func (e *Engine) presetEvents(events map[string]preset.Events) {
+	for name, ev := range events {
+		e.events[name] = &ev
 		for _, c := range ev.Chunk {
 			e.eventNames[c] = true
 		}
@@ -503,10 +497,3 @@ func (e *Engine) Report(inputs []string) *Report {
 // constraintNames are the SLO constraints in the order of a record's
 // violation bits.
 var constraintNames = slo.Names()
-
-func threshold(d *time.Duration) slo.Threshold {
-	if d == nil {
-		return slo.Threshold{}
-	}
-	return slo.Threshold{Seconds: d.Seconds(), Set: true}
-}

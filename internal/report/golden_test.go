@@ -13,15 +13,33 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	llmsloprocessor "github.com/llmslo/llmslo"
 	"github.com/llmslo/llmslo/internal/collectorconfig"
 )
 
 var update = flag.Bool("update", false, "rewrite the vector files and golden reports")
 
 func goldenOptions(t testing.TB) Options {
+	return goldenOptionsWith(t, func(*llmsloprocessor.Config) {})
+}
+
+// goldenOptionsWith is goldenOptions with the processor's configuration
+// changed by change.
+func goldenOptionsWith(t testing.TB, change func(*llmsloprocessor.Config)) Options {
 	procs, err := collectorconfig.Load(context.Background(), "testdata/collector.yaml")
 	require.NoError(t, err)
-	return Options{Config: procs[0].Config, ProcessorID: "llm_slo (testdata/collector.yaml)"}
+	cfg := procs[0].Config
+	change(cfg)
+	require.NoError(t, cfg.Validate())
+	return Options{Processor: processorOf(cfg), ProcessorID: "llm_slo (testdata/collector.yaml)"}
+}
+
+// processorOf is the processor of cfg, as the llmslo command builds it.
+func processorOf(cfg *llmsloprocessor.Config) Processor {
+	return Processor{
+		Factory: llmsloprocessor.NewFactory(), Config: cfg, AttributePrefix: cfg.AttributePrefix,
+		TokenAwareITL: cfg.TokenAwareITL, SLOs: cfg.SLODefinitions(), Events: cfg.PresetEvents(),
+	}
 }
 
 func runFiles(t *testing.T, opts Options, files ...string) *Report {

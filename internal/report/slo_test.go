@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	llmsloprocessor "github.com/llmslo/llmslo"
 )
 
 // sloCorpus: the interactive SLO (TTFT <= 500 ms, TPOT <= 15 ms, E2E <=
@@ -94,11 +96,10 @@ func TestSLOBreakdownAndSweep(t *testing.T) {
 // 1x is 1/5 and at 4x 2/5 (request 6 fails no known value, so stays out).
 // The text names the denominator.
 func TestSLOExcludeUnknown(t *testing.T) {
-	opts := goldenOptions(t)
-	cfg := *opts.Config
-	cfg.SLOs = slices.Clone(cfg.SLOs)
-	cfg.SLOs[0].UnknownVerdicts = "exclude"
-	opts.Config = &cfg
+	opts := goldenOptionsWith(t, func(cfg *llmsloprocessor.Config) {
+		cfg.SLOs = slices.Clone(cfg.SLOs)
+		cfg.SLOs[0].UnknownVerdicts = "exclude"
+	})
 	e, err := NewEngine(context.Background(), opts)
 	require.NoError(t, err)
 	require.NoError(t, e.Consume(context.Background(), sloCorpus()))

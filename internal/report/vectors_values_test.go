@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	llmsloprocessor "github.com/llmslo/llmslo"
 )
 
 // want is a value from metric-definitions.md §10 (ms), NaN for "no value".
@@ -119,8 +121,7 @@ func TestReferenceVectors(t *testing.T) {
 // TestTokenAwareV3: with token_aware_itl the processor's gaps for V3 are
 // [10, 10, 10, 20] ms (a 3-token chunk spreads its 30 ms gap).
 func TestTokenAwareV3(t *testing.T) {
-	opts := goldenOptions(t)
-	opts.Config.TokenAwareITL = true
+	opts := goldenOptionsWith(t, func(cfg *llmsloprocessor.Config) { cfg.TokenAwareITL = true })
 	r := runFiles(t, opts, "testdata/vectors/v3.json")
 	m := r.Latency[0].Metrics["itl"]
 	assert.Equal(t, int64(4), m.Count)

@@ -1,0 +1,45 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package llmsloprocessor
+
+import (
+	"github.com/llmslo/llmslo/internal/preset"
+	"github.com/llmslo/llmslo/internal/slo"
+)
+
+// SLODefinitions are the configuration's SLOs as internal/slo defines them,
+// for the llmslo command, which runs this processor in-process and reads
+// its verdicts again: the same thresholds the processor compiles.
+func (c *Config) SLODefinitions() []slo.Definition {
+	out := make([]slo.Definition, 0, len(c.SLOs))
+	for i := range c.SLOs {
+		s := &c.SLOs[i]
+		out = append(out, slo.Definition{Name: s.Name, Limits: s.limits(), ExcludeUnknown: s.ExcludesUnknown()})
+	}
+	return out
+}
+
+// PresetEvents are the chunk events of every preset the configuration can
+// run, by preset name: the built-ins', then the custom presets' as the
+// processor builds them (a custom preset's events replace those of the
+// built-in it extends).
+func (c *Config) PresetEvents() map[string]preset.Events {
+	out := map[string]preset.Events{}
+	for _, p := range preset.Builtin() {
+		out[p.Name] = p.Ev
+	}
+	for _, cp := range c.CustomPresets {
+		var ev preset.Events
+		if cp.Extends != "" {
+			if base, ok := preset.ByName(cp.Extends); ok {
+				ev = base.Ev
+			}
+		}
+		if cp.Events != nil {
+			ev = preset.Events{Chunk: cp.Events.Chunk, FirstToken: cp.Events.FirstToken, TokenCount: cp.Events.TokenCount}
+		}
+		out[cp.Name] = ev
+	}
+	return out
+}
