@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	llmsloprocessor "github.com/llmslo/llmslo"
 	"github.com/llmslo/llmslo/internal/otlpio"
 	"github.com/llmslo/llmslo/internal/report"
 )
@@ -72,7 +73,12 @@ service:
 	require.NoError(t, capture.Close(ctx))
 	require.NoError(t, f.Close())
 
-	r, err := report.Run(ctx, report.Options{}, report.Inputs{Paths: []string{out}}, nil, 0)
+	cfg := llmsloprocessor.NewFactory().CreateDefaultConfig().(*llmsloprocessor.Config)
+	opts := report.Options{Processor: report.Processor{
+		Factory: llmsloprocessor.NewFactory(), Config: cfg, AttributePrefix: cfg.AttributePrefix,
+		TokenAwareITL: cfg.TokenAwareITL, SLOs: cfg.SLODefinitions(), Events: cfg.PresetEvents(),
+	}}
+	r, err := report.Run(ctx, opts, report.Inputs{Paths: []string{out}}, nil, 0)
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), r.Requests)
 	m := r.Latency[0].Metrics
