@@ -205,6 +205,7 @@ func timelinePlot(t Timeline, start string) template.HTML {
 	}
 	p.X.Min, p.X.Max = -0.5, float64(len(t.Buckets))-0.5
 	p.Y.Min, p.Y.Max = 0, max(1, top*1.05)
+	p.Y.Tick.Marker = niceTicks{integer: true}
 	entries := []legendEntry{{"met", []plot.Thumbnailer{bm}}, {"violated", []plot.Thumbnailer{bv}}, {"unknown", []plot.Thumbnailer{bu}}}
 	return render(p, entries, 3.5*vg.Inch)
 }
@@ -246,6 +247,9 @@ func defsPlot(r *Report, metric string) (template.HTML, bool) {
 		entries = append(entries, legendEntry{s.label, []plot.Thumbnailer{b}})
 	}
 	p.NominalX(names...)
+	// Half a slot each side: the outer bars of the first and last tool
+	// stay inside the data area.
+	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
 	p.Y.Min, p.Y.Max = 0, top*1.05
 	if !(top > 0) {
 		p.Y.Max = 1

@@ -71,6 +71,7 @@ func newPlot(title, x, y string) *plot.Plot {
 		a.Label.TextStyle.Font = sans(11).Font
 		a.Tick.Label.Font = sans(10).Font
 	}
+	p.Y.Tick.Marker = niceTicks{}
 	p.Add(plotter.NewGrid())
 	return p
 }
@@ -188,13 +189,59 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	if nLabels < 2 {
-		return plot.DefaultTicks{}.Ticks(lo, hi)
+		return niceTicks{}.Ticks(lo, hi)
 	}
 	return ticks
 }
 
-// clockTicks labels a bar chart of time buckets (bar i centred on x = i)
-// with the clock time of bucket boundaries, UTC.
+// niceTicks labels a linear axis every 1, 2 or 5 times a power of ten,
+// four to eight labels with as many decimals as the step needs, and minor
+// ticks between; integer: no step below 1 (counts of requests).
+type niceTicks struct{ integer bool }
+
+func (n niceTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !finite(lo) || !finite(hi) || !(hi > lo) {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	step, minor := axisStep((hi - lo) / 5)
+	if n.integer && step < 1 {
+		step, minor = 1, 1
+	}
+	decimals := max(0, -int(math.Floor(math.Log10(step)+1e-9)))
+	per := int(math.Round(step / minor))
+	var ticks []plot.Tick
+	for k := math.Ceil(lo/minor - 1e-9); k <= math.Floor(hi/minor+1e-9); k++ {
+		t := plot.Tick{Value: k * minor}
+		if t.Value == 0 {
+			t.Value = 0 // not -0
+		}
+		if int(k)%per == 0 {
+			t.Label = strconv.FormatFloat(t.Value, 'f', decimals, 64)
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
+}
+
+// axisStep rounds raw to 1, 2 or 5 times a power of ten, and gives the
+// minor step under it.
+func axisStep(raw float64) (step, minor float64) {
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	switch f := raw / p; {
+	case f < 1.5:
+		return p, p / 5
+	case f < 3.5:
+		return 2 * p, p
+	case f < 7.5:
+		return 5 * p, p
+	}
+	return 10 * p, 2 * p
+}
+
+// clockTicks labels a bar chart of time buckets (bar i centred on x = i,
+// bucket i starting at start + i*step) at round UTC clock times: every 1,
+// 2 or 5 ms to 500 ms, 1, 2, 5, 10, 15 or 30 s or min, 1, 2, 3, 6 or 12 h,
+// or a number of days, about six labels over the span.
 type clockTicks struct {
 	start time.Time
 	step  time.Duration
@@ -202,34 +249,60 @@ type clockTicks struct {
 }
 
 func (c clockTicks) Ticks(_, _ float64) []plot.Tick {
-	every := 1
-	for _, k := range []int{1, 2, 5, 10, 15, 20, 30, 60} {
-		if every = k; c.n/k <= 8 {
-			break
-		}
-	}
-	layout := c.layout()
+	total := time.Duration(c.n) * c.step
+	every := clockStep(total / 6)
+	end := c.start.Add(total)
+	layout := clockLayout(every, c.start, end.Add(-time.Nanosecond))
 	var ticks []plot.Tick
-	for i := 0; i <= c.n; i++ {
-		t := plot.Tick{Value: float64(i) - 0.5}
-		if i%every == 0 {
-			t.Label = c.start.Add(time.Duration(i) * c.step).Format(layout)
+	// Truncate rounds since the zero time, a UTC midnight: multiples of a
+	// step dividing a day are round clock times.
+	for t := c.start.Truncate(every); !t.After(end); t = t.Add(every) {
+		if t.Before(c.start) {
+			continue
 		}
-		ticks = append(ticks, t)
+		x := float64(t.Sub(c.start))/float64(c.step) - 0.5
+		ticks = append(ticks, plot.Tick{Value: x, Label: t.Format(layout)})
 	}
 	return ticks
 }
 
-// layout shows what tells the labels apart: milliseconds for sub-second
-// buckets, the date when the buckets span days.
-func (c clockTicks) layout() string {
-	switch total := time.Duration(c.n) * c.step; {
-	case c.step < time.Second:
-		return "15:04:05.000"
-	case total >= 24*time.Hour:
-		return "Jan 2 15:04"
-	case c.step < time.Minute:
-		return "15:04:05"
+// clockSteps are the tick steps of a timeline below a day.
+var clockSteps = []time.Duration{
+	time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond,
+	20 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond,
+	500 * time.Millisecond, time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second,
+	15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute,
+	10 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour,
+	3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
+}
+
+// clockStep is the first round step of at least d; whole days past a day.
+func clockStep(d time.Duration) time.Duration {
+	for _, s := range clockSteps {
+		if s >= d {
+			return s
+		}
 	}
-	return "15:04"
+	day := 24 * time.Hour
+	return (d + day - 1) / day * day
+}
+
+// clockLayout shows what tells the labels apart: milliseconds for
+// sub-second steps, seconds below a minute, the date when the span
+// crosses days.
+func clockLayout(every time.Duration, start, end time.Time) string {
+	layout := "15:04"
+	switch {
+	case every < time.Second:
+		layout = "15:04:05.000"
+	case every < time.Minute:
+		layout = "15:04:05"
+	}
+	if start.Format(time.DateOnly) == end.Format(time.DateOnly) {
+		return layout
+	}
+	if every%(24*time.Hour) == 0 {
+		return "Jan 2"
+	}
+	return "Jan 2 " + layout
 }
