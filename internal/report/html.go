@@ -24,7 +24,8 @@ import (
 
 // cdfPlot draws one metric's CDF per group, milliseconds on a log axis.
 // Values of 0 have no place on it: each group's curve then starts at the
-// share of its values that are 0, and its legend entry says so.
+// share of its values that are 0, its legend entry says so, and the axis
+// label counts them.
 func cdfPlot(r *Report, metric string) (template.HTML, bool) {
 	var curves []cdf
 	for _, c := range r.cdfs {
@@ -33,14 +34,15 @@ func cdfPlot(r *Report, metric string) (template.HTML, bool) {
 		}
 	}
 	curves, shown := largest(curves, func(c cdf) int64 { return c.requests })
-	title := fmt.Sprintf("%s CDF by group%s", metric, shown)
-	p := newPlot(title, metric+" (ms, log scale; values of 0 not drawn)", "fraction of values")
+	p := newPlot(fmt.Sprintf("%s CDF by group%s", metric, shown), "", "fraction of values")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = logTicks{}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	var entries []legendEntry
+	allZeros := 0
 	for n, c := range curves {
 		pts, zeros := cdfXY(c.sorted)
+		allZeros += zeros
 		if len(pts) == 0 {
 			continue
 		}
@@ -54,21 +56,35 @@ func cdfPlot(r *Report, metric string) (template.HTML, bool) {
 		p.Add(l)
 		label := truncate(r.groupName(c.group), 32)
 		if zeros > 0 {
-			label += fmt.Sprintf(" (%s at 0)", pct(Num(zeros)))
+			label += fmt.Sprintf(" (%s at 0)", pct(Num(float64(zeros)/float64(len(c.sorted)))))
 		}
 		entries = append(entries, legendEntry{label, []plot.Thumbnailer{l}})
 	}
 	if len(entries) == 0 {
 		return "", false
 	}
+	p.X.Label.Text = cdfAxisLabel(metric, allZeros)
 	p.X.Min, p.X.Max = logRange(lo, hi)
 	p.Y.Min, p.Y.Max = 0, 1
 	return render(p, entries, 4*vg.Inch), true
 }
 
+// cdfAxisLabel names a CDF's axis and counts the values of 0 it leaves out.
+func cdfAxisLabel(metric string, zeros int) string {
+	if zeros == 0 {
+		return metric + " (ms, log scale)"
+	}
+	what := "requests"
+	if metric == "itl" {
+		what = "gaps"
+	}
+	return fmt.Sprintf("%s (ms, log scale): %d %s at 0 ms not drawn", metric, zeros, what)
+}
+
 // cdfXY places sorted values on a log axis: the positive finite ones,
-// each at its rank; zeros is the share of values at or below 0.
-func cdfXY(sorted []float64) (plotter.XYs, float64) {
+// each at its rank; zeros counts the values at or below 0. A single
+// positive value is a step, from the share of zeros up to 1, so it shows.
+func cdfXY(sorted []float64) (plotter.XYs, int) {
 	pts := make(plotter.XYs, 0, len(sorted))
 	below := 0
 	for i, v := range sorted {
@@ -85,10 +101,10 @@ func cdfXY(sorted []float64) (plotter.XYs, float64) {
 		}
 		pts = append(pts, plotter.XY{X: v * 1e3, Y: y})
 	}
-	if len(sorted) == 0 {
-		return pts, 0
+	if len(pts) == 1 {
+		pts = append(plotter.XYs{{X: pts[0].X, Y: float64(below) / float64(len(sorted))}}, pts...)
 	}
-	return pts, float64(below) / float64(len(sorted))
+	return pts, below
 }
 
 // largest keeps the maxPlotGroups items with the most requests, in their
@@ -205,6 +221,7 @@ func timelinePlot(t Timeline, start string) template.HTML {
 	}
 	p.X.Min, p.X.Max = -0.5, float64(len(t.Buckets))-0.5
 	p.Y.Min, p.Y.Max = 0, max(1, top*1.05)
+	p.Y.Tick.Marker = niceTicks{integer: true}
 	entries := []legendEntry{{"met", []plot.Thumbnailer{bm}}, {"violated", []plot.Thumbnailer{bv}}, {"unknown", []plot.Thumbnailer{bu}}}
 	return render(p, entries, 3.5*vg.Inch)
 }
@@ -246,6 +263,9 @@ func defsPlot(r *Report, metric string) (template.HTML, bool) {
 		entries = append(entries, legendEntry{s.label, []plot.Thumbnailer{b}})
 	}
 	p.NominalX(names...)
+	// Half a slot each side: the outer bars of the first and last tool
+	// stay inside the data area.
+	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
 	p.Y.Min, p.Y.Max = 0, top*1.05
 	if !(top > 0) {
 		p.Y.Max = 1
