@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -189,9 +190,11 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	if nLabels < 2 {
-		return niceTicks{}.Ticks(lo, hi)
+		ticks = niceTicks{}.Ticks(lo, hi)
 	}
-	return ticks
+	// A log axis cannot place 0 or a negative value (gonum/plot panics):
+	// linear ticks from 0, or a decade that underflows, are dropped.
+	return slices.DeleteFunc(ticks, func(t plot.Tick) bool { return !(t.Value > 0) || !finite(t.Value) })
 }
 
 // niceTicks labels a linear axis every 1, 2 or 5 times a power of ten,
