@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -189,7 +190,9 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	if nLabels < 2 {
-		return niceTicks{}.Ticks(lo, hi)
+		// A log axis takes no tick at or below 0 (gonum/plot panics), which
+		// linear steps can give where math.Log10 is off (subnormal values).
+		ticks = slices.DeleteFunc(niceTicks{}.Ticks(lo, hi), func(t plot.Tick) bool { return !(t.Value > 0) })
 	}
 	return ticks
 }
