@@ -229,6 +229,10 @@ func TestAxisTicks(t *testing.T) {
 		}
 		assert.GreaterOrEqual(t, len(got), 3, "%v: %v", r, got)
 	}
+	// Subnormal milliseconds (math.Log10 is off there): no tick at 0.
+	for _, tk := range (logTicks{}).Ticks(2.47e-321, 9.88e-321) {
+		assert.Greater(t, tk.Value, 0.0)
+	}
 	lin := func(n niceTicks, lo, hi float64) (got []string) {
 		for _, tk := range n.Ticks(lo, hi) {
 			if tk.Label != "" {
