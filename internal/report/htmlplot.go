@@ -212,8 +212,13 @@ func (n niceTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	decimals := max(0, -int(math.Floor(math.Log10(step)+1e-9)))
 	per := int(math.Round(step / minor))
+	first, last := math.Ceil(lo/minor-1e-9), math.Floor(hi/minor+1e-9)
+	if !(last-first <= 100) || math.Abs(first) > 1<<52 || math.Abs(last) > 1<<52 {
+		// Past 2^52, k++ may not move k: a range narrow next to its values.
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
 	var ticks []plot.Tick
-	for k := math.Ceil(lo/minor - 1e-9); k <= math.Floor(hi/minor+1e-9); k++ {
+	for k := first; k <= last; k++ {
 		t := plot.Tick{Value: k * minor}
 		if t.Value == 0 {
 			t.Value = 0 // not -0

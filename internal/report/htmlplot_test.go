@@ -245,4 +245,7 @@ func TestAxisTicks(t *testing.T) {
 	assert.Equal(t, []string{"0.0", "0.2", "0.4", "0.6", "0.8", "1.0"}, lin(niceTicks{}, 0, 1.02))
 	assert.Equal(t, []string{"0", "1"}, lin(niceTicks{integer: true}, 0, 1.05))
 	assert.Equal(t, []string{"0", "5", "10", "15", "20"}, lin(niceTicks{integer: true}, 0, 21))
+	// A range narrow next to its values (k past 2^52) and one past float64.
+	assert.NotEmpty(t, lin(niceTicks{}, 1e20, 1e20+1e5))
+	assert.NotPanics(t, func() { niceTicks{}.Ticks(-math.MaxFloat64, math.MaxFloat64) })
 }
