@@ -447,6 +447,29 @@ func (c *Config) presetNames() []string {
 	return names
 }
 
+// Describe says what the selector selects, "" for every request: "layer
+// server; models m1, m2; deployment in prod". The rules' descriptions and
+// the processor's log say it the same way.
+func (s *SelectorConfig) Describe() string {
+	var sel []string
+	if s.Layer != "" {
+		sel = append(sel, "layer "+s.Layer)
+	}
+	if len(s.Presets) > 0 {
+		sel = append(sel, "presets "+strings.Join(s.Presets, ", "))
+	}
+	if len(s.Models) > 0 {
+		sel = append(sel, "models "+strings.Join(s.Models, ", "))
+	}
+	if len(s.Levels) > 0 {
+		sel = append(sel, "levels "+strings.Join(s.Levels, ", "))
+	}
+	for _, a := range s.Attributes {
+		sel = append(sel, a.Key+" in "+strings.Join(a.Values, ", "))
+	}
+	return strings.Join(sel, "; ")
+}
+
 // validate checks the selector; presets are the known preset names and
 // enabled the built-ins the configuration's presets list keeps (empty: all).
 func (s *SelectorConfig) validate(field string, presets, enabled []string) []error {

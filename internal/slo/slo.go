@@ -79,6 +79,10 @@ type Verdict struct {
 	// Violations lists the failed constraints ("error" first for a failed
 	// request), then the undecidable ones as "<constraint>:unknown".
 	Violations []string
+	// Unknown has bit i set when constraint i (in the order of Names) is
+	// listed as undecidable: a set without reading the strings back; it has
+	// contract.NumConstraints bits.
+	Unknown uint8
 }
 
 // Judge evaluates the SLO on r, appending violations to v.Violations[:0].
@@ -89,7 +93,7 @@ func (s *SLO) Judge(r *derive.Result, v *Verdict) { s.JudgeLimits(r, &s.Limits, 
 // JudgeLimits is Judge against limits l, the SLO's own or a request's
 // (LimitsFor).
 func (s *SLO) JudgeLimits(r *derive.Result, l *Limits, v *Verdict) {
-	v.Violations = v.Violations[:0]
+	v.Violations, v.Unknown = v.Violations[:0], 0
 	if r.Failed {
 		v.Violations = append(v.Violations, contract.ViolationError)
 	}
@@ -119,6 +123,7 @@ func (s *SLO) JudgeLimits(r *derive.Result, l *Limits, v *Verdict) {
 			c := &constraints[i]
 			if lim := c.limit(l); lim.Set && (lim.Invalid || c.value(r).S == derive.Missing) {
 				v.Violations = append(v.Violations, c.unknown)
+				v.Unknown |= 1 << i
 			}
 		}
 	}

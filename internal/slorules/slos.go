@@ -94,24 +94,8 @@ func describe(s *llmsloprocessor.SLOConfig) string {
 		}
 	}
 	desc := strings.Join(parts, " AND ")
-	var sel []string
-	if s.Selector.Layer != "" {
-		sel = append(sel, "layer "+s.Selector.Layer)
-	}
-	if len(s.Selector.Presets) > 0 {
-		sel = append(sel, "presets "+strings.Join(s.Selector.Presets, ", "))
-	}
-	if len(s.Selector.Models) > 0 {
-		sel = append(sel, "models "+strings.Join(s.Selector.Models, ", "))
-	}
-	if len(s.Selector.Levels) > 0 {
-		sel = append(sel, "levels "+strings.Join(s.Selector.Levels, ", "))
-	}
-	for _, a := range s.Selector.Attributes {
-		sel = append(sel, a.Key+" in "+strings.Join(a.Values, ", "))
-	}
-	if len(sel) > 0 {
-		desc += " (" + strings.Join(sel, "; ") + ")"
+	if sel := s.Selector.Describe(); sel != "" {
+		desc += " (" + sel + ")"
 	}
 	return desc
 }
