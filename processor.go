@@ -31,6 +31,8 @@ type llmSLOProcessor struct {
 	slos  []compiledSLO
 	model ModelConfig
 	tel   *telemetry
+	// watch logs the SLOs that cannot work as configured.
+	watch *watch
 
 	// trust keeps an earlier tier's keys as they are (trust_upstream).
 	trust bool
@@ -79,6 +81,7 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*l
 	if p.tel, err = newTelemetry(set.MeterProvider, presetNames(presets), cfg.sloNames()); err != nil {
 		return nil, err
 	}
+	p.watch = newWatch(set.Logger, cfg, presetNames(presets))
 	opts := derive.Options{TokenAwareITL: cfg.TokenAwareITL, OwnedPrefix: keys.Prefix, Owned: keys.Owns}
 	if cfg.TraceAssembly.Enabled {
 		p.asm = newAssembler(cfg.TraceAssembly, presets, next, set.Logger, p.tel)
@@ -127,6 +130,7 @@ func (p *llmSLOProcessor) releaseHeld(span ptrace.Span, resource pcommon.Map, sc
 	}
 	p.write(span, resource, st)
 	p.tel.record(context.Background(), st.counts)
+	p.watch.merge(st.counts)
 }
 
 // addServerView writes the engine's view of the request onto a client span
@@ -196,6 +200,7 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 	}
 	if recorded {
 		p.tel.record(ctx, st.counts)
+		p.watch.merge(st.counts)
 	}
 	if p.asm != nil {
 		// A refused send keeps the spans for the next batch or tick.
@@ -272,13 +277,8 @@ func removeAt(spans ptrace.SpanSlice, idx []int) {
 
 func (p *llmSLOProcessor) putState(st *batchState) {
 	st.tx = nil
-	*st.counts = batchCounts{requests: clearRows(st.counts.requests), verdicts: clearRows(st.counts.verdicts)}
+	st.counts.reset()
 	p.state.Put(st)
-}
-
-func clearRows[T any](rows []T) []T {
-	clear(rows)
-	return rows
 }
 
 // write puts the derived values and verdicts on the span, and counts them.
@@ -432,7 +432,7 @@ func (p *llmSLOProcessor) writeVerdicts(attrs, resource pcommon.Map, model strin
 		default:
 			p.judge(s, attrs, st)
 		}
-		st.counts.countVerdict(i, v)
+		st.counts.countVerdict(i, res, v)
 		if v.Decided {
 			attrs.PutBool(s.metKey, v.Met)
 		}

@@ -64,6 +64,16 @@ type batchCounts struct {
 	requests [][derive.NumOrigins]int64
 	errors   [derive.NumFields][derive.NumReasons]int64
 	verdicts [][numOutcomes]int64
+	// unknown feeds the processor's undecidable-constraint warning (watch).
+	unknown unknownTally
+}
+
+// reset clears the counts for the next batch, keeping the memory.
+func (b *batchCounts) reset() {
+	clear(b.requests)
+	clear(b.errors[:])
+	clear(b.verdicts)
+	b.unknown.reset()
 }
 
 // instrument is one of the processor's own metrics. metadata.yaml and
@@ -144,8 +154,11 @@ func (b *batchCounts) countRequest(res *derive.Result) {
 	}
 }
 
-// countVerdict counts SLO i's verdict.
-func (b *batchCounts) countVerdict(i int, v *slo.Verdict) {
+// countVerdict counts SLO i's verdict on res.
+func (b *batchCounts) countVerdict(i int, res *derive.Result, v *slo.Verdict) {
+	if !res.Failed {
+		b.unknown.count(i, res.PresetIndex, v)
+	}
 	switch {
 	case !v.Decided:
 		b.verdicts[i][outcomeUnknown]++
@@ -157,7 +170,8 @@ func (b *batchCounts) countVerdict(i int, v *slo.Verdict) {
 }
 
 func (t *telemetry) newBatch() *batchCounts {
-	return &batchCounts{requests: make([][derive.NumOrigins]int64, len(t.requestAttrs)), verdicts: make([][numOutcomes]int64, len(t.verdictAttrs))}
+	return &batchCounts{requests: make([][derive.NumOrigins]int64, len(t.requestAttrs)), verdicts: make([][numOutcomes]int64, len(t.verdictAttrs)),
+		unknown: newUnknownTally(len(t.verdictAttrs), len(t.requestAttrs))}
 }
 
 func (t *telemetry) record(ctx context.Context, b *batchCounts) {
