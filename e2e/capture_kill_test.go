@@ -26,7 +26,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
-	"github.com/llmslo/llmslo/internal/report"
+	"github.com/llmslo/llmslo/internal/otlpfile"
 )
 
 // buildCLI builds the llmslo command from this working tree, once per test
@@ -126,7 +126,7 @@ func (c *killedCapture) post(td ptrace.Traces) (bool, error) {
 // holds, and whether its last record was cut short.
 func readBack(t *testing.T, path string) (map[pcommon.SpanID]int, bool) {
 	got := map[pcommon.SpanID]int{}
-	err := report.ReadFile(path, nil, func(td ptrace.Traces) error {
+	err := otlpfile.ReadFile(path, nil, func(td ptrace.Traces) error {
 		for i := range td.ResourceSpans().Len() {
 			sss := td.ResourceSpans().At(i).ScopeSpans()
 			for j := range sss.Len() {
@@ -137,7 +137,7 @@ func readBack(t *testing.T, path string) (map[pcommon.SpanID]int, bool) {
 		}
 		return nil
 	})
-	var cut *report.TruncatedError
+	var cut *otlpfile.TruncatedError
 	if errors.As(err, &cut) {
 		return got, true
 	}

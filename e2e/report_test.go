@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	llmsloprocessor "github.com/llmslo/llmslo"
+	"github.com/llmslo/llmslo/internal/otlpfile"
 	"github.com/llmslo/llmslo/internal/otlpio"
 	"github.com/llmslo/llmslo/internal/report"
 )
@@ -27,9 +28,9 @@ import (
 // llmslo report reads the file back with the same values.
 func TestCaptureFromCollector(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "traces.pb")
-	f, _, err := report.OpenCaptureFile(out, false, false)
+	f, _, err := otlpfile.OpenCaptureFile(out, false, false)
 	require.NoError(t, err)
-	capture, err := report.NewCapture("127.0.0.1:0", f, report.CaptureOptions{})
+	capture, err := otlpfile.NewCapture("127.0.0.1:0", f, otlpfile.CaptureOptions{})
 	require.NoError(t, err)
 	grpcPort := freePort(t)
 	startCollector(t, fmt.Sprintf(`

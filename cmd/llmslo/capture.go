@@ -13,11 +13,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/llmslo/llmslo/internal/report"
+	"github.com/llmslo/llmslo/internal/otlpfile"
 )
 
 // newCaptureCommand is `llmslo capture`: an OTLP/HTTP receiver that writes
-// what a collector's otlp_http exporter sends to a file for llmslo report.
+// what a collector's otlp_http exporter sends to a file for llmslo otlpfile.
 func newCaptureCommand() *cobra.Command {
 	var f captureFlags
 	cmd := &cobra.Command{
@@ -44,9 +44,9 @@ no partial record. An existing FILE is appended to, never truncated. Runs until 
 	fl.BoolVar(&f.asJSON, "json", false, "write OTLP/JSON lines instead of length-prefixed protobuf")
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (default: until interrupted)")
 	fl.BoolVar(&f.fsync, "fsync", false, "sync the file to disk before acknowledging each request (survives a power loss, not only a kill)")
-	fl.Int64Var(&f.opts.MaxRequestBytes, "max-request-bytes", report.DefaultMaxRequestBytes, "largest request, decoded; larger ones are answered 413")
-	fl.IntVar(&f.opts.MaxConcurrent, "max-concurrent", report.DefaultMaxConcurrent, "requests read and decoded at once; others wait, then get 503")
-	fl.DurationVar(&f.opts.ReadTimeout, "read-timeout", report.DefaultReadTimeout, "longest time to read one request")
+	fl.Int64Var(&f.opts.MaxRequestBytes, "max-request-bytes", otlpfile.DefaultMaxRequestBytes, "largest request, decoded; larger ones are answered 413")
+	fl.IntVar(&f.opts.MaxConcurrent, "max-concurrent", otlpfile.DefaultMaxConcurrent, "requests read and decoded at once; others wait, then get 503")
+	fl.DurationVar(&f.opts.ReadTimeout, "read-timeout", otlpfile.DefaultReadTimeout, "longest time to read one request")
 	return cmd
 }
 
@@ -54,7 +54,7 @@ type captureFlags struct {
 	listen, out   string
 	asJSON, fsync bool
 	duration      time.Duration
-	opts          report.CaptureOptions
+	opts          otlpfile.CaptureOptions
 }
 
 func runCapture(cmd *cobra.Command, f *captureFlags) error {
@@ -62,7 +62,7 @@ func runCapture(cmd *cobra.Command, f *captureFlags) error {
 		return fmt.Errorf("--out is required: the file to append the traces to")
 	}
 	stderr := cmd.ErrOrStderr()
-	file, note, err := report.OpenCaptureFile(f.out, f.asJSON, f.fsync)
+	file, note, err := otlpfile.OpenCaptureFile(f.out, f.asJSON, f.fsync)
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func runCapture(cmd *cobra.Command, f *captureFlags) error {
 		fmt.Fprintf(stderr, "llmslo capture: %s\n", note)
 	}
 	f.opts.Warn = func(s string) { fmt.Fprintf(stderr, "llmslo capture: %s\n", s) }
-	c, err := report.NewCapture(f.listen, file, f.opts)
+	c, err := otlpfile.NewCapture(f.listen, file, f.opts)
 	if err != nil {
 		_ = file.Close()
 		return err

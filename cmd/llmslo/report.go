@@ -16,6 +16,7 @@ import (
 
 	llmsloprocessor "github.com/llmslo/llmslo"
 	"github.com/llmslo/llmslo/internal/collectorconfig"
+	"github.com/llmslo/llmslo/internal/otlpfile"
 	"github.com/llmslo/llmslo/internal/report"
 )
 
@@ -50,8 +51,8 @@ llmslo define them, and the slowest requests with their trace and span IDs.`,
 	fl.IntVar(&f.top, "top", 10, "slowest requests listed per metric")
 	fl.IntVar(&f.maxGroups, "max-groups", report.DefaultMaxGroups, `groups reported, one of them "(other groups)" holding the requests of every group past the rest`)
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on standard error")
-	fl.Int64Var(&f.limits.MaxDecodedBytes, "max-decoded-bytes", report.DefaultMaxDecodedBytes, "bytes read after decompression, over all inputs, before giving up (a gzip bomb stops here)")
-	fl.IntVar(&f.limits.MaxGzipDepth, "max-gzip-depth", report.DefaultMaxGzipDepth, "gzip layers inside one another")
+	fl.Int64Var(&f.limits.MaxDecodedBytes, "max-decoded-bytes", otlpfile.DefaultMaxDecodedBytes, "bytes read after decompression, over all inputs, before giving up (a gzip bomb stops here)")
+	fl.IntVar(&f.limits.MaxGzipDepth, "max-gzip-depth", otlpfile.DefaultMaxGzipDepth, "gzip layers inside one another")
 	return cmd
 }
 
@@ -61,7 +62,7 @@ type reportFlags struct {
 	maxGaps                                  int64
 	top, maxGroups                           int
 	quiet                                    bool
-	limits                                   report.ReadLimits
+	limits                                   otlpfile.ReadLimits
 }
 
 func runReport(cmd *cobra.Command, args []string, f *reportFlags) error {
@@ -96,7 +97,7 @@ func runReport(cmd *cobra.Command, args []string, f *reportFlags) error {
 		progress = cmd.ErrOrStderr()
 	}
 	if f.limits.MaxDecodedBytes <= 0 || f.limits.MaxGzipDepth <= 0 {
-		return fmt.Errorf("--max-decoded-bytes and --max-gzip-depth must be positive (defaults %d and %d)", report.DefaultMaxDecodedBytes, report.DefaultMaxGzipDepth)
+		return fmt.Errorf("--max-decoded-bytes and --max-gzip-depth must be positive (defaults %d and %d)", otlpfile.DefaultMaxDecodedBytes, otlpfile.DefaultMaxGzipDepth)
 	}
 	in := report.Inputs{Paths: args, ReadLimits: f.limits, Warn: func(s string) {
 		fmt.Fprintln(cmd.ErrOrStderr(), "llmslo report: warning:", s)

@@ -12,6 +12,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llmslo/llmslo/internal/otlpfile"
 )
 
 // engineSpans are vLLM llm_request spans: timing attributes, no events.
@@ -62,7 +64,7 @@ func chunkSpans(n, offset int) ptrace.Traces {
 func protoFile(b *testing.B, gen func(n, offset int) ptrace.Traces, total int) []byte {
 	var buf bytes.Buffer
 	for off := 0; off < total; off += 1000 {
-		if err := WriteDelimited(&buf, gen(1000, off)); err != nil {
+		if err := otlpfile.WriteDelimited(&buf, gen(1000, off)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -87,7 +89,7 @@ func BenchmarkReport(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := Read(bytes.NewReader(file), nil, func(td ptrace.Traces) error { return e.Consume(context.Background(), td) }); err != nil {
+				if err := otlpfile.Read(bytes.NewReader(file), nil, func(td ptrace.Traces) error { return e.Consume(context.Background(), td) }); err != nil {
 					b.Fatal(err)
 				}
 				_ = e.Close(context.Background())

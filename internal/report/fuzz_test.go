@@ -16,6 +16,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/llmslo/llmslo/internal/otlpfile"
 )
 
 var writers = map[string]func(io.Writer, *Report) error{
@@ -114,7 +116,7 @@ func FuzzReadThenRender(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		e, err := NewEngine(context.Background(), opts)
 		require.NoError(t, err)
-		rd := NewReader(ReadLimits{MaxDecodedBytes: 1 << 22, MaxGzipDepth: 2})
+		rd := otlpfile.NewReader(otlpfile.ReadLimits{MaxDecodedBytes: 1 << 22, MaxGzipDepth: 2})
 		readErr := rd.Read(bytes.NewReader(data), nil, func(td ptrace.Traces) error {
 			return e.Consume(context.Background(), td)
 		})

@@ -12,12 +12,14 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llmslo/llmslo/internal/otlpfile"
 )
 
 // Inputs are the files Run reads and how.
 type Inputs struct {
 	Paths []string
-	ReadLimits
+	otlpfile.ReadLimits
 	// Warn, if not nil, gets each input read with a problem that left the
 	// records before it intact (a truncated last record).
 	Warn func(string)
@@ -78,7 +80,7 @@ func Run(ctx context.Context, opts Options, in Inputs, progress io.Writer, inter
 // readAll reads every input into e: a truncated input is a warning, any
 // other error stops the run.
 func readAll(ctx context.Context, e *Engine, in Inputs, read *atomic.Int64) error {
-	rd := NewReader(in.ReadLimits)
+	rd := otlpfile.NewReader(in.ReadLimits)
 	for _, path := range in.Paths {
 		err := rd.ReadFile(path, read, func(td ptrace.Traces) error {
 			if err := ctx.Err(); err != nil {
@@ -86,7 +88,7 @@ func readAll(ctx context.Context, e *Engine, in Inputs, read *atomic.Int64) erro
 			}
 			return e.Consume(ctx, td)
 		})
-		var trunc *TruncatedError
+		var trunc *otlpfile.TruncatedError
 		if errors.As(err, &trunc) {
 			if in.Warn != nil {
 				in.Warn(fmt.Sprintf("%s: %v", path, err))

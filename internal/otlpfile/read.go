@@ -1,7 +1,14 @@
 // Copyright The llmslo Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package report
+// Package otlpfile reads and writes OTLP trace files: it streams every
+// export request of a file in any format the collector's exporters write
+// (OTLP/JSON, protobuf whole or length-prefixed, gzip), within bounds a
+// hostile file cannot stretch, and it receives what a collector exports
+// over OTLP/HTTP into such a file (llmslo capture). Reading and writing
+// share one package because they share the record formats and the checks
+// that tell them apart.
+package otlpfile
 
 import (
 	"bufio"
@@ -84,7 +91,7 @@ func Read(r io.Reader, counted *atomic.Int64, fn func(ptrace.Traces) error) erro
 
 // Read streams every export request of one OTLP trace file to fn, one
 // piece at a time, so memory holds one piece of one request, never the
-// file (a request is cut into pieces of otlpio.PieceBytes between its
+// file (a request is cut into pieces of PieceBytes between its
 // resources, scopes and spans, so even a request of empty spans decodes
 // in bounded memory). The format is found from the first bytes:
 //

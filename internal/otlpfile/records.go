@@ -1,7 +1,7 @@
 // Copyright The llmslo Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package report
+package otlpfile
 
 import (
 	"bytes"
@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
-
-	"github.com/llmslo/llmslo/internal/otlpio"
 )
 
 // MaxJSONObjects bounds the JSON objects of one OTLP/JSON document: pdata
@@ -131,7 +129,7 @@ func cut(i int, what string, err error) error {
 // decodeProto decodes one encoded request piece by piece (see Read).
 func decodeProto(msg []byte, fn func(ptrace.Traces) error) error {
 	var um ptrace.ProtoUnmarshaler
-	return otlpio.SplitTraces(msg, otlpio.PieceBytes, func(piece []byte) error {
+	return SplitTraces(msg, PieceBytes, func(piece []byte) error {
 		td, err := um.UnmarshalTraces(piece)
 		if err != nil {
 			return err
