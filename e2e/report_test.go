@@ -20,6 +20,7 @@ import (
 	"github.com/llmslo/llmslo/internal/otlpfile"
 	"github.com/llmslo/llmslo/internal/otlpio"
 	"github.com/llmslo/llmslo/internal/report"
+	"github.com/llmslo/llmslo/internal/report/schema"
 )
 
 // TestCaptureFromCollector is the README's capture recipe with the built
@@ -83,7 +84,7 @@ service:
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), r.Requests)
 	m := r.Latency[0].Metrics
-	assert.Equal(t, report.Num(0.1), m["ttft"].P50)                       // V1 and V3: 100 ms
+	assert.Equal(t, schema.Num(0.1), m["ttft"].P50)                       // V1 and V3: 100 ms
 	assert.InEpsilon(t, (0.025+0.0125)/2, float64(m["tpot"].Mean), 1e-12) // 25 and 12.5 ms
 	assert.Equal(t, int64(6), m["itl"].Count)                             // [20,20,30,30] and [30,20]
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/llmslo/llmslo/internal/collectorconfig"
 	"github.com/llmslo/llmslo/internal/otlpfile"
 	"github.com/llmslo/llmslo/internal/report"
+	"github.com/llmslo/llmslo/internal/report/render"
 )
 
 // newReportCommand is `llmslo report`: the SLO report from stored traces.
@@ -123,13 +124,13 @@ func writeReport(cmd *cobra.Command, f *reportFlags, r *report.Report) error {
 	bw := bufio.NewWriter(w)
 	switch f.format {
 	case "text":
-		err = report.WriteText(bw, r)
+		err = render.WriteText(bw, r)
 	case "markdown":
-		err = report.WriteMarkdown(bw, r)
+		err = render.WriteMarkdown(bw, r)
 	case "json":
-		err = report.WriteJSON(bw, r)
+		err = render.WriteJSON(bw, r)
 	case "html":
-		err = report.WriteHTML(bw, r)
+		err = render.WriteHTML(bw, r)
 	}
 	if ferr := bw.Flush(); err == nil {
 		err = ferr

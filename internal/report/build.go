@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llmslo/llmslo/internal/contract"
+	"github.com/llmslo/llmslo/internal/report/schema"
 	"github.com/llmslo/llmslo/internal/slo"
 )
 
@@ -61,32 +62,23 @@ func (t *topK) add(v float64, span ptrace.Span, rec int) {
 	heap.Fix(&t.h, 0)
 }
 
-// Sweep scales: 2^(k/4) for k = -8..8, 0.25x to 4x.
-func sweepScales() []float64 {
-	var s []float64
-	for k := -8; k <= 8; k++ {
-		s = append(s, math.Exp2(float64(k)/4))
-	}
-	return s
-}
-
 func rfc3339(ns int64) string {
 	return time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
 }
 
 func (e *Engine) build(inputs []string) *Report {
 	r := &Report{
-		Schema: SchemaVersion, Inputs: inputs, Processor: e.opts.ProcessorID, GroupBy: e.opts.By,
+		Schema: schema.SchemaVersion, Inputs: inputs, Processor: e.opts.ProcessorID, GroupBy: e.opts.By,
 		MaxGroups: e.opts.MaxGroups, OverflowRequests: e.overflowed,
 		Spans: e.spans.Load(), Requests: int64(len(e.recs)), Failed: e.failed,
-		Duration: nan(), Slowest: map[string][]Slow{}, SLOs: []SLOReport{}, Sweep: []SweepCurve{}, Timeline: []Timeline{},
+		Duration: schema.NaN(), Slowest: map[string][]schema.Slow{}, SLOs: []schema.SLOReport{}, Sweep: []schema.SweepCurve{}, Timeline: []schema.Timeline{},
 	}
 	if r.Inputs == nil {
 		r.Inputs = []string{}
 	}
 	if len(e.recs) > 0 && e.minStart < e.maxEnd {
 		r.Start, r.End = rfc3339(e.minStart), rfc3339(e.maxEnd)
-		r.Duration = Num(float64(e.maxEnd-e.minStart) / 1e9)
+		r.Duration = schema.Num(float64(e.maxEnd-e.minStart) / 1e9)
 	}
 	order := e.groupOrder()
 	for i := range e.slos {
@@ -94,16 +86,16 @@ func (e *Engine) build(inputs []string) *Report {
 		r.Sweep = append(r.Sweep, e.sweep(i, order)...)
 		r.Timeline = append(r.Timeline, e.timeline(i))
 	}
-	r.Latency, r.cdfs = e.latency(order)
+	r.Latency, r.CDFs = e.latency(order)
 	r.Definitions = e.definitions()
 	for m := range numMetrics {
-		list := []Slow{}
+		list := []schema.Slow{}
 		h := slices.Clone(e.slowest[m].h)
 		slices.SortFunc(h, func(a, b slowEntry) int { return cmpFloat(b.v, a.v) })
 		for _, s := range h {
 			rec := &e.recs[s.record]
-			list = append(list, Slow{TraceID: hex.EncodeToString(s.trace[:]), SpanID: hex.EncodeToString(s.span[:]),
-				Value: Num(s.v), Group: e.groups[rec.group], Start: rfc3339(rec.start)})
+			list = append(list, schema.Slow{TraceID: hex.EncodeToString(s.trace[:]), SpanID: hex.EncodeToString(s.span[:]),
+				Value: schema.Num(s.v), Group: e.groups[rec.group], Start: rfc3339(rec.start)})
 		}
 		r.Slowest[metricIDs[m]] = list
 	}
@@ -116,7 +108,7 @@ func (e *Engine) groupOrder() []uint32 {
 	for i := range ids {
 		ids[i] = uint32(i)
 	}
-	key := func(g Group) string {
+	key := func(g schema.Group) string {
 		var b strings.Builder
 		for _, d := range e.opts.By {
 			b.WriteString(g[d])
@@ -156,17 +148,11 @@ type sloAcc struct {
 	attainOf [5]int64
 }
 
-// Denominators of an SLO's goodput, as the report names them.
-const (
-	denomRequests  = "requests"
-	denomDecidable = "decidable requests"
-)
-
-func (e *Engine) sloReport(i int, order []uint32, dur float64) SLOReport {
+func (e *Engine) sloReport(i int, order []uint32, dur float64) schema.SLOReport {
 	def := e.slos[i]
-	rep := SLOReport{Name: def.name, Constraints: map[string]float64{}, UnknownVerdicts: string(slo.UnknownBad), Denominator: denomRequests}
+	rep := schema.SLOReport{Name: def.name, Constraints: map[string]float64{}, UnknownVerdicts: string(slo.UnknownBad), Denominator: schema.DenominatorRequests}
 	if def.excludeUnknown {
-		rep.UnknownVerdicts, rep.Denominator = string(slo.UnknownExclude), denomDecidable
+		rep.UnknownVerdicts, rep.Denominator = string(slo.UnknownExclude), schema.DenominatorDecidable
 	}
 	for c, l := range def.limits {
 		if l.Set {
@@ -190,7 +176,7 @@ func (e *Engine) sloReport(i int, order []uint32, dur float64) SLOReport {
 		all.add(v, rec, def)
 		g.add(v, rec, def)
 	}
-	rep.Groups = append(rep.Groups, all.group(Group{}, def, dur))
+	rep.Groups = append(rep.Groups, all.group(schema.Group{}, def, dur))
 	for _, gi := range order {
 		if per[gi] != nil {
 			rep.Groups = append(rep.Groups, per[gi].group(e.groups[gi], def, dur))
@@ -248,32 +234,32 @@ func (a *sloAcc) add(v uint16, rec *record, def sloDef) {
 	}
 }
 
-func ratio(k, n int64) Num {
+func ratio(k, n int64) schema.Num {
 	if n == 0 {
-		return nan()
+		return schema.NaN()
 	}
-	return Num(float64(k) / float64(n))
+	return schema.Num(float64(k) / float64(n))
 }
 
-func perSecond(k int64, dur float64) Num {
+func perSecond(k int64, dur float64) schema.Num {
 	if !(dur > 0) {
-		return nan()
+		return schema.NaN()
 	}
-	return Num(float64(k) / dur)
+	return schema.Num(float64(k) / dur)
 }
 
-func (a *sloAcc) group(g Group, def sloDef, dur float64) SLOGroup {
+func (a *sloAcc) group(g schema.Group, def sloDef, dur float64) schema.SLOGroup {
 	denom := a.requests
 	if def.excludeUnknown {
 		denom = a.met + a.violated
 	}
 	lo, hi := wilson(int(a.met), int(denom))
-	out := SLOGroup{
+	out := schema.SLOGroup{
 		Group: g, Requests: a.requests, Met: a.met, Violated: a.violated, Unknown: a.unknown,
-		Goodput: ratio(a.met, denom), GoodputCI95: [2]Num{Num(lo), Num(hi)},
+		Goodput: ratio(a.met, denom), GoodputCI95: [2]schema.Num{schema.Num(lo), schema.Num(hi)},
 		GoodPerSecond: perSecond(a.met, dur), OutputTokens: a.tokens, OutputTokensMet: a.tokensMet,
 		TokenGoodput: ratio(a.tokensMet, a.tokens), GoodTokensPerSecond: perSecond(a.tokensMet, dur),
-		Violations: a.violations, Attainable: map[string]Num{}, Combinations: []Combination{},
+		Violations: a.violations, Attainable: map[string]schema.Num{}, Combinations: []schema.Combination{},
 	}
 	for key, n := range a.combos {
 		var cs []string
@@ -285,9 +271,9 @@ func (a *sloAcc) group(g Group, def sloDef, dur float64) SLOGroup {
 				cs = append(cs, constraintNames[c])
 			}
 		}
-		out.Combinations = append(out.Combinations, Combination{Constraints: cs, Requests: n})
+		out.Combinations = append(out.Combinations, schema.Combination{Constraints: cs, Requests: n})
 	}
-	slices.SortFunc(out.Combinations, func(x, y Combination) int {
+	slices.SortFunc(out.Combinations, func(x, y schema.Combination) int {
 		if x.Requests != y.Requests {
 			return int(y.Requests - x.Requests)
 		}
@@ -311,9 +297,9 @@ func (a *sloAcc) group(g Group, def sloDef, dur float64) SLOGroup {
 // processor's verdicts. Under exclude, a point's goodput is over the
 // requests decided at its scale (an unknown request is decided once a known
 // value fails).
-func (e *Engine) sweep(i int, order []uint32) []SweepCurve {
+func (e *Engine) sweep(i int, order []uint32) []schema.SweepCurve {
 	def := e.slos[i]
-	scales := sweepScales()
+	scales := schema.SweepScales()
 	ns := len(e.slos)
 	newAcc := func() *sweepAcc {
 		return &sweepAcc{met: make([]int64, len(scales)), decided: make([]int64, len(scales))}
@@ -333,18 +319,18 @@ func (e *Engine) sweep(i int, order []uint32) []SweepCurve {
 			a.add(v, rec, def, scales)
 		}
 	}
-	curve := func(g Group, a *sweepAcc) SweepCurve {
-		c := SweepCurve{SLO: def.name, Group: g}
+	curve := func(g schema.Group, a *sweepAcc) schema.SweepCurve {
+		c := schema.SweepCurve{SLO: def.name, Group: g}
 		for si, s := range scales {
 			n := a.n
 			if def.excludeUnknown {
 				n = a.decided[si]
 			}
-			c.Points = append(c.Points, SweepPoint{Scale: s, Met: a.met[si], Goodput: ratio(a.met[si], n)})
+			c.Points = append(c.Points, schema.SweepPoint{Scale: s, Met: a.met[si], Goodput: ratio(a.met[si], n)})
 		}
 		return c
 	}
-	out := []SweepCurve{curve(Group{}, all)}
+	out := []schema.SweepCurve{curve(schema.Group{}, all)}
 	for _, gi := range order {
 		if per[gi] != nil {
 			out = append(out, curve(e.groups[gi], per[gi]))
@@ -382,8 +368,8 @@ func (a *sweepAcc) add(v uint16, rec *record, def sloDef, scales []float64) {
 }
 
 // timeline counts SLO i's verdicts in at most 60 buckets of request start.
-func (e *Engine) timeline(i int) Timeline {
-	t := Timeline{SLO: e.slos[i].name, Buckets: []TimelineBucket{}}
+func (e *Engine) timeline(i int) schema.Timeline {
+	t := schema.Timeline{SLO: e.slos[i].name, Buckets: []schema.TimelineBucket{}}
 	if len(e.recs) == 0 || e.maxEnd <= e.minStart {
 		return t
 	}
@@ -391,7 +377,7 @@ func (e *Engine) timeline(i int) Timeline {
 	step := niceStep(span / 60)
 	t.Step = float64(step) / 1e9
 	nb := int(span/step) + 1
-	t.Buckets = make([]TimelineBucket, nb)
+	t.Buckets = make([]schema.TimelineBucket, nb)
 	ns := len(e.slos)
 	for k := range e.recs {
 		v := e.verdicts[k*ns+i]
@@ -435,8 +421,8 @@ type latencyAcc struct {
 
 // dists turns the values into distributions; ITL's comes from the pooled
 // gaps.
-func (a *latencyAcc) dists(gaps Dist) map[string]Dist {
-	out := map[string]Dist{}
+func (a *latencyAcc) dists(gaps schema.Dist) map[string]schema.Dist {
+	out := map[string]schema.Dist{}
 	for m := range numMetrics {
 		if m == mITL {
 			out[metricIDs[m]] = gaps
@@ -474,18 +460,18 @@ func (e *Engine) latencyValues() (all *latencyAcc, per []*latencyAcc) {
 	return all, per
 }
 
-func (e *Engine) latency(order []uint32) ([]LatencyGroup, []cdf) {
+func (e *Engine) latency(order []uint32) ([]schema.LatencyGroup, []schema.CDF) {
 	all, per := e.latencyValues()
 	var allPools []*pool
 	allPools = append(allPools, e.gapsDefs...)
 	allPools = append(allPools, e.gapsRest...)
-	out := []LatencyGroup{{Group: Group{}, Requests: all.n, Metrics: all.dists(summarize(allPools...))}}
-	var cdfs []cdf
+	out := []schema.LatencyGroup{{Group: schema.Group{}, Requests: all.n, Metrics: all.dists(summarize(allPools...))}}
+	var cdfs []schema.CDF
 	for _, gi := range order {
 		if per[gi] == nil {
 			continue
 		}
-		out = append(out, LatencyGroup{Group: e.groups[gi], Requests: per[gi].n,
+		out = append(out, schema.LatencyGroup{Group: e.groups[gi], Requests: per[gi].n,
 			Metrics: per[gi].dists(summarize(e.gapsDefs[gi], e.gapsRest[gi]))})
 		cdfs = append(cdfs, e.groupCDFs(gi, per[gi])...)
 	}
@@ -494,8 +480,8 @@ func (e *Engine) latency(order []uint32) ([]LatencyGroup, []cdf) {
 
 // groupCDFs thins each metric's sorted values of group gi to the points a
 // CDF plot needs (run after dists, which sorts them).
-func (e *Engine) groupCDFs(gi uint32, a *latencyAcc) []cdf {
-	var cdfs []cdf
+func (e *Engine) groupCDFs(gi uint32, a *latencyAcc) []schema.CDF {
+	var cdfs []schema.CDF
 	for m := range numMetrics {
 		vals := a.vals[m]
 		if m == mITL {
@@ -503,20 +489,20 @@ func (e *Engine) groupCDFs(gi uint32, a *latencyAcc) []cdf {
 			vals = u.sortedValues(cdfPoints)
 		}
 		if len(vals) > 0 {
-			cdfs = append(cdfs, cdf{metric: metricIDs[m], group: e.groups[gi], requests: a.n, sorted: thin(vals, cdfPoints)})
+			cdfs = append(cdfs, schema.CDF{Metric: metricIDs[m], Group: e.groups[gi], Requests: a.n, Sorted: thin(vals, cdfPoints)})
 		}
 	}
 	return cdfs
 }
 
-func exactDist(vals []float64) Dist {
-	d := Dist{Count: int64(len(vals)), Exact: true}
+func exactDist(vals []float64) schema.Dist {
+	d := schema.Dist{Count: int64(len(vals)), Exact: true}
 	if len(vals) == 0 {
-		d.Mean, d.P50, d.P90, d.P99, d.P999, d.Max = nan(), nan(), nan(), nan(), nan(), nan()
+		d.Mean, d.P50, d.P90, d.P99, d.P999, d.Max = schema.NaN(), schema.NaN(), schema.NaN(), schema.NaN(), schema.NaN(), schema.NaN()
 		return d
 	}
-	d.Mean = Num(npMean(vals))
+	d.Mean = schema.Num(npMean(vals))
 	slices.Sort(vals)
-	d.fill(vals)
+	fill(&d, vals)
 	return d
 }

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/llmslo/llmslo/internal/otlpfile"
+	"github.com/llmslo/llmslo/internal/report/schema"
 )
 
 // post sends td as the collector's otlphttp exporter does: protobuf,
@@ -85,7 +86,7 @@ func TestCaptureThenReport(t *testing.T) {
 			assert.Equal(t, int64(2), r.Requests)
 			// V1 and V3 together: llmslo TTFT 100 ms for both, TPOT 25 and 12.5 ms.
 			ttft := r.Latency[0].Metrics["ttft"]
-			assert.Equal(t, Num(0.1), ttft.P50)
+			assert.Equal(t, schema.Num(0.1), ttft.P50)
 			assert.InEpsilon(t, (0.025+0.0125)/2, float64(r.Latency[0].Metrics["tpot"].Mean), 1e-12)
 		})
 	}

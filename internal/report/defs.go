@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llmslo/llmslo/internal/derive"
+	"github.com/llmslo/llmslo/internal/report/schema"
 )
 
 // The definitions side by side. A benchmark client sees a stream of SSE
@@ -209,32 +210,32 @@ type perRequest struct {
 
 func (p *perRequest) add(v float64)     { p.vals = append(p.vals, v) }
 func (p *perRequest) addW(v, w float64) { p.vals, p.weights = append(p.vals, v), append(p.weights, w) }
-func metric(label, formula, weighting string) ToolMetric {
-	return ToolMetric{Label: label, Formula: formula, Weighting: weighting, Exact: true}
+func metric(label, formula, weighting string) schema.ToolMetric {
+	return schema.ToolMetric{Label: label, Formula: formula, Weighting: weighting, Exact: true}
 }
 
 // numpyStats fills m with numpy's mean and linear percentiles; median
 // selects np.median for P50 (vLLM, SGLang) instead of np.percentile(50).
-func numpyStats(m ToolMetric, vals []float64, median bool, scale float64) ToolMetric {
+func numpyStats(m schema.ToolMetric, vals []float64, median bool, scale float64) schema.ToolMetric {
 	m.Count = int64(len(vals))
 	if len(vals) == 0 {
-		m.Mean, m.P50, m.P90, m.P99 = nan(), nan(), nan(), nan()
+		m.Mean, m.P50, m.P90, m.P99 = schema.NaN(), schema.NaN(), schema.NaN(), schema.NaN()
 		return m
 	}
-	m.Mean = Num(npMean(vals) * scale)
+	m.Mean = schema.Num(npMean(vals) * scale)
 	s := slices.Clone(vals)
 	slices.Sort(s)
 	if median {
-		m.P50 = Num(npMedian(s) * scale)
+		m.P50 = schema.Num(npMedian(s) * scale)
 	} else {
-		m.P50 = Num(npPercentile(s, 50) * scale)
+		m.P50 = schema.Num(npPercentile(s, 50) * scale)
 	}
-	m.P90 = Num(npPercentile(s, 90) * scale)
-	m.P99 = Num(npPercentile(s, 99) * scale)
+	m.P90 = schema.Num(npPercentile(s, 90) * scale)
+	m.P99 = schema.Num(npPercentile(s, 99) * scale)
 	return m
 }
 
-func distStats(m ToolMetric, d Dist) ToolMetric {
+func distStats(m schema.ToolMetric, d schema.Dist) schema.ToolMetric {
 	m.Count, m.Mean, m.P50, m.P90, m.P99, m.Exact = d.Count, d.Mean, d.P50, d.P90, d.P99, d.Exact
 	return m
 }
@@ -242,7 +243,7 @@ func distStats(m ToolMetric, d Dist) ToolMetric {
 // guideStats is GuideLLM's DistributionSummary.from_values: weighted mean
 // and nearest-rank percentiles; Count is the number of requests with a
 // positive weight (GuideLLM's count is the sum of the weights).
-func guideStats(m ToolMetric, p perRequest) ToolMetric {
+func guideStats(m schema.ToolMetric, p perRequest) schema.ToolMetric {
 	w := p.weights
 	if w == nil {
 		w = make([]float64, len(p.vals))
@@ -256,8 +257,8 @@ func guideStats(m ToolMetric, p perRequest) ToolMetric {
 		}
 	}
 	nr := newNearestRank(p.vals, w)
-	m.Mean = Num(nr.mean)
-	m.P50, m.P90, m.P99 = Num(nr.percentile(0.5)), Num(nr.percentile(0.9)), Num(nr.percentile(0.99))
+	m.Mean = schema.Num(nr.mean)
+	m.P50, m.P90, m.P99 = schema.Num(nr.percentile(0.5)), schema.Num(nr.percentile(0.9)), schema.Num(nr.percentile(0.99))
 	return m
 }
 
@@ -343,8 +344,8 @@ func (t *toolValues) addGuideLLM(s streamRec) {
 }
 
 // definitions computes every tool's metrics over the same streams.
-func (e *Engine) definitions() Definitions {
-	d := Definitions{Requests: int64(len(e.streams))}
+func (e *Engine) definitions() schema.Definitions {
+	d := schema.Definitions{Requests: int64(len(e.streams))}
 	var t toolValues
 	for _, s := range e.streams {
 		t.add(s, &e.recs[s.rec])
@@ -356,9 +357,9 @@ func (e *Engine) definitions() Definitions {
 }
 
 // toolDefs summarizes one tool's metrics with its own statistics.
-func (e *Engine) toolDefs(t toolInfo, v *toolValues) ToolDefs {
+func (e *Engine) toolDefs(t toolInfo, v *toolValues) schema.ToolDefs {
 	const req = "request"
-	td := ToolDefs{Tool: t.id, Name: t.name, Source: t.source, Differs: t.differs, Percentiles: t.percentiles, Metrics: map[string]ToolMetric{}}
+	td := schema.ToolDefs{Tool: t.id, Name: t.name, Source: t.source, Differs: t.differs, Percentiles: t.percentiles, Metrics: map[string]schema.ToolMetric{}}
 	m := td.Metrics
 	switch t.id {
 	case "vllm":

@@ -7,13 +7,15 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"math"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llmslo/llmslo/internal/report/render"
+	"github.com/llmslo/llmslo/internal/report/schema"
 )
 
 // TestDegenerateInputs: inputs whose values a log axis or a range cannot
@@ -23,7 +25,7 @@ import (
 // log scale").
 func TestDegenerateInputs(t *testing.T) {
 	writers := map[string]func(io.Writer, *Report) error{
-		"text": WriteText, "markdown": WriteMarkdown, "json": WriteJSON, "html": WriteHTML,
+		"text": render.WriteText, "markdown": render.WriteMarkdown, "json": render.WriteJSON, "html": render.WriteHTML,
 	}
 	for name, queue := range map[string][]float64{
 		"one request, 0.2 ms queue": {0.0002},
@@ -61,23 +63,6 @@ func TestDegenerateInputs(t *testing.T) {
 	}
 }
 
-// TestPaletteDistinct: the plots' twelve colours stay apart: no two closer
-// than 40 in RGB (the nearest pair is 49 apart; Kelly chose them to be told
-// apart by eye, which RGB distance only approximates).
-func TestPaletteDistinct(t *testing.T) {
-	require.Len(t, palette, maxPlotGroups)
-	nearest := math.Inf(1)
-	for i := range palette {
-		for j := range i {
-			a, b := palette[i], palette[j]
-			dr, dg, db := float64(a.R)-float64(b.R), float64(a.G)-float64(b.G), float64(a.B)-float64(b.B)
-			nearest = math.Min(nearest, math.Sqrt(dr*dr+dg*dg+db*db))
-		}
-	}
-	require.Greater(t, nearest, 40.0)
-	t.Logf("nearest pair: %.0f apart", nearest)
-}
-
 // TestMaxGroups: past MaxGroups, the requests of new groups are counted in
 // the one overflow group, listed last, every request still in the SLO's
 // totals, and every format says so.
@@ -103,15 +88,15 @@ func TestMaxGroups(t *testing.T) {
 	var got []string
 	var requests []int64
 	for _, g := range r.Latency {
-		got = append(got, r.groupName(g.Group))
+		got = append(got, r.GroupName(g.Group))
 		requests = append(requests, g.Requests)
 	}
 	require.Equal(t, []string{"all", "m1", "m3", "(other groups)"}, got)
 	require.Equal(t, []int64{6, 2, 2, 2}, requests)
-	require.Equal(t, Group{"otel.metric.overflow": "true"}, r.Latency[3].Group)
+	require.Equal(t, schema.Group{"otel.metric.overflow": "true"}, r.Latency[3].Group)
 	require.Equal(t, int64(6), r.SLOs[0].Groups[0].Requests)
 	note := `More than 2 groups: the 2 requests of the rest are reported together as "(other groups)" (raise --max-groups, or group by fewer dimensions).`
-	for format, write := range map[string]func(io.Writer, *Report) error{"text": WriteText, "markdown": WriteMarkdown, "html": WriteHTML} {
+	for format, write := range map[string]func(io.Writer, *Report) error{"text": render.WriteText, "markdown": render.WriteMarkdown, "html": render.WriteHTML} {
 		var b bytes.Buffer
 		require.NoError(t, write(&b, r), format)
 		text := b.String()

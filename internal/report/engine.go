@@ -24,6 +24,7 @@ import (
 	"github.com/llmslo/llmslo/internal/derive"
 	"github.com/llmslo/llmslo/internal/metadata"
 	"github.com/llmslo/llmslo/internal/preset"
+	"github.com/llmslo/llmslo/internal/report/schema"
 	"github.com/llmslo/llmslo/internal/slo"
 )
 
@@ -99,7 +100,7 @@ type Engine struct {
 	recs     []record
 	verdicts []uint16 // len(slos) per record
 	streams  []streamRec
-	groups   []Group
+	groups   []schema.Group
 	groupIx  map[string]uint32
 	// overflowID is the overflow group's index + 1 (0: none yet);
 	// overflowed counts the requests it holds.
@@ -173,7 +174,11 @@ const (
 	numMetrics
 )
 
-var metricIDs = [numMetrics]string{"ttft", "tpot", "itl", "e2e", "queue_time"}
+var metricIDs = [numMetrics]string(schema.MetricIDs)
+
+// cdfPoints bounds the order statistics kept per group and metric for the
+// HTML plots.
+const cdfPoints = 400
 
 // NewEngine builds the processor from opts.Processor exactly as a
 // collector would (its public factory) and starts it.
@@ -435,7 +440,7 @@ func (e *Engine) groupOf(attrs, res pcommon.Map, v *spanView) uint32 {
 	if len(e.groupIx) >= e.opts.MaxGroups-1 {
 		return e.overflowGroup()
 	}
-	g := Group{}
+	g := schema.Group{}
 	for i, d := range e.opts.By {
 		g[d] = dims[i]
 	}
@@ -449,12 +454,12 @@ func (e *Engine) groupOf(attrs, res pcommon.Map, v *spanView) uint32 {
 func (e *Engine) overflowGroup() uint32 {
 	e.overflowed++
 	if e.overflowID == 0 {
-		e.overflowID = e.addGroup(Group{OverflowKey: "true"}) + 1
+		e.overflowID = e.addGroup(schema.Group{schema.OverflowKey: "true"}) + 1
 	}
 	return e.overflowID - 1
 }
 
-func (e *Engine) addGroup(g Group) uint32 {
+func (e *Engine) addGroup(g schema.Group) uint32 {
 	id := uint32(len(e.groups))
 	e.groups = append(e.groups, g)
 	e.gapsDefs = append(e.gapsDefs, newPool(&e.budget))

@@ -18,10 +18,11 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/llmslo/llmslo/internal/otlpfile"
+	"github.com/llmslo/llmslo/internal/report/render"
 )
 
 var writers = map[string]func(io.Writer, *Report) error{
-	"text": WriteText, "markdown": WriteMarkdown, "json": WriteJSON, "html": WriteHTML,
+	"text": render.WriteText, "markdown": render.WriteMarkdown, "json": render.WriteJSON, "html": render.WriteHTML,
 }
 
 // renderAll writes r in every format: each must succeed, and the HTML

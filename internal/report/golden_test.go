@@ -15,6 +15,7 @@ import (
 
 	llmsloprocessor "github.com/llmslo/llmslo"
 	"github.com/llmslo/llmslo/internal/collectorconfig"
+	"github.com/llmslo/llmslo/internal/report/render"
 )
 
 var update = flag.Bool("update", false, "rewrite the vector files and golden reports")
@@ -66,8 +67,8 @@ func TestGoldenReports(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := runFiles(t, goldenOptions(t), filepath.Join("testdata/vectors", name+".json"))
 			var txt, js bytes.Buffer
-			require.NoError(t, WriteText(&txt, r))
-			require.NoError(t, WriteJSON(&js, r))
+			require.NoError(t, render.WriteText(&txt, r))
+			require.NoError(t, render.WriteJSON(&js, r))
 			checkGolden(t, filepath.Join("testdata/golden", name+".txt"), txt.Bytes())
 			checkGolden(t, filepath.Join("testdata/golden", name+".json"), js.Bytes())
 		})

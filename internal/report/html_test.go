@@ -12,6 +12,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/llmslo/llmslo/internal/report/render"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -31,7 +32,7 @@ func TestHTML(t *testing.T) {
 	require.NoError(t, e.Consume(context.Background(), td))
 	require.NoError(t, e.Close(context.Background()))
 	var b bytes.Buffer
-	require.NoError(t, WriteHTML(&b, e.Report([]string{"corpus"})))
+	require.NoError(t, render.WriteHTML(&b, e.Report([]string{"corpus"})))
 	page := b.String()
 	if out := os.Getenv("LLMSLO_HTML"); out != "" {
 		require.NoError(t, os.WriteFile(out, b.Bytes(), 0o644))
@@ -63,8 +64,8 @@ func TestTextWidth(t *testing.T) {
 	require.NoError(t, e.Consume(context.Background(), td))
 	require.NoError(t, e.Close(context.Background()))
 	var b bytes.Buffer
-	require.NoError(t, WriteText(&b, e.Report([]string{"corpus"})))
+	require.NoError(t, render.WriteText(&b, e.Report([]string{"corpus"})))
 	for _, line := range strings.Split(b.String(), "\n") {
-		assert.LessOrEqual(t, utf8.RuneCountInString(line), Width, line)
+		assert.LessOrEqual(t, utf8.RuneCountInString(line), render.Width, line)
 	}
 }

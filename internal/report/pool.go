@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/llmslo/llmslo/internal/aggregate"
+	"github.com/llmslo/llmslo/internal/report/schema"
 )
 
 // A pool holds values whose distribution is reported over all of them
@@ -78,7 +79,7 @@ func (p *pool) toSketch() {
 }
 
 // summarize is the distribution of the union of pools.
-func summarize(ps ...*pool) Dist {
+func summarize(ps ...*pool) schema.Dist {
 	if len(ps) == 1 {
 		return ps[0].summary()
 	}
@@ -123,23 +124,23 @@ func (p *pool) weight(i int) uint32 {
 // summary is the pool's distribution with numpy's statistics: the mean of
 // the expanded values and np.percentile's linear method (exact while the
 // values are kept).
-func (p *pool) summary() Dist {
-	d := Dist{Count: int64(p.n), Exact: p.sk == nil}
+func (p *pool) summary() schema.Dist {
+	d := schema.Dist{Count: int64(p.n), Exact: p.sk == nil}
 	if p.n == 0 {
-		d.Mean, d.P50, d.P90, d.P99, d.P999, d.Max = nan(), nan(), nan(), nan(), nan(), nan()
+		d.Mean, d.P50, d.P90, d.P99, d.P999, d.Max = schema.NaN(), schema.NaN(), schema.NaN(), schema.NaN(), schema.NaN(), schema.NaN()
 		return d
 	}
 	if p.sk != nil {
-		d.Mean, d.Max = nan(), Num(p.sk.Quantile(1))
-		d.P50, d.P90 = Num(p.sk.Quantile(0.5)), Num(p.sk.Quantile(0.9))
-		d.P99, d.P999 = Num(p.sk.Quantile(0.99)), Num(p.sk.Quantile(0.999))
+		d.Mean, d.Max = schema.NaN(), schema.Num(p.sk.Quantile(1))
+		d.P50, d.P90 = schema.Num(p.sk.Quantile(0.5)), schema.Num(p.sk.Quantile(0.9))
+		d.P99, d.P999 = schema.Num(p.sk.Quantile(0.99)), schema.Num(p.sk.Quantile(0.999))
 		return d
 	}
 	if p.weights == nil {
 		s := slices.Clone(p.vals)
-		d.Mean = Num(npMean(s))
+		d.Mean = schema.Num(npMean(s))
 		slices.Sort(s)
-		d.fill(s)
+		fill(&d, s)
 		return d
 	}
 	idx := make([]int, len(p.vals))
@@ -162,20 +163,20 @@ func (p *pool) summary() Dist {
 	for i, v := range p.vals {
 		prod[i] = v * float64(p.weights[i])
 	}
-	d.Mean = Num(npSum(prod) / float64(p.n))
-	d.P50, d.P90 = Num(weightedPercentile(vals, cum, 50)), Num(weightedPercentile(vals, cum, 90))
-	d.P99, d.P999 = Num(weightedPercentile(vals, cum, 99)), Num(weightedPercentile(vals, cum, 99.9))
-	d.Max = Num(vals[len(vals)-1])
+	d.Mean = schema.Num(npSum(prod) / float64(p.n))
+	d.P50, d.P90 = schema.Num(weightedPercentile(vals, cum, 50)), schema.Num(weightedPercentile(vals, cum, 90))
+	d.P99, d.P999 = schema.Num(weightedPercentile(vals, cum, 99)), schema.Num(weightedPercentile(vals, cum, 99.9))
+	d.Max = schema.Num(vals[len(vals)-1])
 	return d
 }
 
-// fill sets the percentiles and max from sorted values.
-func (d *Dist) fill(sorted []float64) {
-	d.P50 = Num(npPercentile(sorted, 50))
-	d.P90 = Num(npPercentile(sorted, 90))
-	d.P99 = Num(npPercentile(sorted, 99))
-	d.P999 = Num(npPercentile(sorted, 99.9))
-	d.Max = Num(sorted[len(sorted)-1])
+// fill sets d's percentiles and max from sorted values.
+func fill(d *schema.Dist, sorted []float64) {
+	d.P50 = schema.Num(npPercentile(sorted, 50))
+	d.P90 = schema.Num(npPercentile(sorted, 90))
+	d.P99 = schema.Num(npPercentile(sorted, 99))
+	d.P999 = schema.Num(npPercentile(sorted, 99.9))
+	d.Max = schema.Num(sorted[len(sorted)-1])
 }
 
 // sortedValues returns the pool's values expanded and sorted (exact pools

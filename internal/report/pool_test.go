@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/llmslo/llmslo/internal/report/schema"
 )
 
 // TestWeightedPoolIsExpandedNumpy: a gap of weight k (a k-token chunk,
@@ -36,11 +38,11 @@ func TestWeightedPoolIsExpandedNumpy(t *testing.T) {
 	slices.Sort(expanded)
 	assert.True(t, d.Exact)
 	assert.Equal(t, int64(len(expanded)), d.Count)
-	assert.Equal(t, Num(npPercentile(expanded, 50)), d.P50)
-	assert.Equal(t, Num(npPercentile(expanded, 90)), d.P90)
-	assert.Equal(t, Num(npPercentile(expanded, 99)), d.P99)
-	assert.Equal(t, Num(npPercentile(expanded, 99.9)), d.P999)
-	assert.Equal(t, Num(expanded[len(expanded)-1]), d.Max)
+	assert.Equal(t, schema.Num(npPercentile(expanded, 50)), d.P50)
+	assert.Equal(t, schema.Num(npPercentile(expanded, 90)), d.P90)
+	assert.Equal(t, schema.Num(npPercentile(expanded, 99)), d.P99)
+	assert.Equal(t, schema.Num(npPercentile(expanded, 99.9)), d.P999)
+	assert.Equal(t, schema.Num(expanded[len(expanded)-1]), d.Max)
 	assert.InEpsilon(t, npMean(expanded), float64(d.Mean), 1e-12)
 }
 

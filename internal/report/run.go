@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llmslo/llmslo/internal/otlpfile"
+	"github.com/llmslo/llmslo/internal/report/schema"
 )
 
 // Inputs are the files Run reads and how.
@@ -101,3 +102,7 @@ func readAll(ctx context.Context, e *Engine, in Inputs, read *atomic.Int64) erro
 	}
 	return nil
 }
+
+// Report is the report Run and Engine.Report return: schema.Report, whose
+// package the renderers share with the engine.
+type Report = schema.Report

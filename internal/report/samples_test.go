@@ -6,6 +6,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,6 +14,8 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llmslo/llmslo/internal/report/render"
 )
 
 // sampleDirs are the processor's golden cases (../../testdata/traces).
@@ -37,7 +40,7 @@ func reportOf(t *testing.T, file string) []byte {
 	}
 	require.NoError(t, e.Close(context.Background()))
 	var b bytes.Buffer
-	require.NoError(t, WriteJSON(&b, e.Report([]string{"testdata/traces"})))
+	require.NoError(t, render.WriteJSON(&b, e.Report([]string{"testdata/traces"})))
 	return b.Bytes()
 }
 
@@ -56,9 +59,9 @@ func TestGoldenSamples(t *testing.T) {
 	js := reportOf(t, "input.yaml")
 	checkGolden(t, "testdata/golden/samples.json", js)
 	var r Report
-	require.NoError(t, jsonUnmarshal(js, &r))
+	require.NoError(t, json.Unmarshal(js, &r))
 	var txt bytes.Buffer
-	require.NoError(t, WriteText(&txt, &r))
+	require.NoError(t, render.WriteText(&txt, &r))
 	checkGolden(t, "testdata/golden/samples.txt", txt.Bytes())
 }
 

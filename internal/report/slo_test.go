@@ -14,6 +14,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	llmsloprocessor "github.com/llmslo/llmslo"
+
+	"github.com/llmslo/llmslo/internal/report/render"
+	"github.com/llmslo/llmslo/internal/report/schema"
 )
 
 // sloCorpus: the interactive SLO (TTFT <= 500 ms, TPOT <= 15 ms, E2E <=
@@ -49,19 +52,19 @@ func TestSLOBreakdownAndSweep(t *testing.T) {
 	assert.Equal(t, int64(1), g.Met)
 	assert.Equal(t, int64(4), g.Violated)
 	assert.Equal(t, int64(1), g.Unknown)
-	assert.Equal(t, Num(1.0/6), g.Goodput)
+	assert.Equal(t, schema.Num(1.0/6), g.Goodput)
 	lo, hi := wilson(1, 6)
-	assert.Equal(t, [2]Num{Num(lo), Num(hi)}, g.GoodputCI95)
+	assert.Equal(t, [2]schema.Num{schema.Num(lo), schema.Num(hi)}, g.GoodputCI95)
 	assert.InDelta(t, 0.0301, lo, 1e-4) // Wilson 95% for 1 of 6
 	assert.InDelta(t, 0.5635, hi, 1e-4)
 	assert.Equal(t, map[string]int64{"ttft": 2, "tpot": 2, "error": 1, "ttft:unknown": 1, "tpot:unknown": 1}, g.Violations)
-	assert.Equal(t, []Combination{
+	assert.Equal(t, []schema.Combination{
 		{Constraints: []string{"error"}, Requests: 1},
 		{Constraints: []string{"tpot"}, Requests: 1},
 		{Constraints: []string{"ttft"}, Requests: 1},
 		{Constraints: []string{"ttft", "tpot"}, Requests: 1},
 	}, g.Combinations)
-	assert.Equal(t, map[string]Num{"ttft": Num(2.0 / 6), "tpot": Num(2.0 / 6), "e2e": Num(1.0 / 6)}, g.Attainable)
+	assert.Equal(t, map[string]schema.Num{"ttft": schema.Num(2.0 / 6), "tpot": schema.Num(2.0 / 6), "e2e": schema.Num(1.0 / 6)}, g.Attainable)
 	assert.Equal(t, int64(2), g.OutputTokensMet)
 	assert.Equal(t, int64(15), g.OutputTokens)
 
@@ -111,19 +114,19 @@ func TestSLOExcludeUnknown(t *testing.T) {
 	assert.Equal(t, "decidable requests", s.Denominator)
 	g := s.Groups[0]
 	assert.Equal(t, [4]int64{6, 1, 4, 1}, [4]int64{g.Requests, g.Met, g.Violated, g.Unknown})
-	assert.Equal(t, Num(1.0/5), g.Goodput)
+	assert.Equal(t, schema.Num(1.0/5), g.Goodput)
 	lo, hi := wilson(1, 5)
-	assert.Equal(t, [2]Num{Num(lo), Num(hi)}, g.GoodputCI95)
-	assert.Equal(t, map[string]Num{"ttft": Num(2.0 / 5), "tpot": Num(2.0 / 5), "e2e": Num(1.0 / 5)}, g.Attainable)
-	goodput := map[float64]Num{}
+	assert.Equal(t, [2]schema.Num{schema.Num(lo), schema.Num(hi)}, g.GoodputCI95)
+	assert.Equal(t, map[string]schema.Num{"ttft": schema.Num(2.0 / 5), "tpot": schema.Num(2.0 / 5), "e2e": schema.Num(1.0 / 5)}, g.Attainable)
+	goodput := map[float64]schema.Num{}
 	for _, p := range r.Sweep[0].Points {
 		goodput[p.Scale] = p.Goodput
 	}
-	assert.Equal(t, Num(1.0/5), goodput[1])
-	assert.Equal(t, Num(2.0/5), goodput[4])
+	assert.Equal(t, schema.Num(1.0/5), goodput[1])
+	assert.Equal(t, schema.Num(2.0/5), goodput[4])
 
 	var b strings.Builder
-	require.NoError(t, WriteText(&b, r))
+	require.NoError(t, render.WriteText(&b, r))
 	text := strings.Join(strings.Fields(b.String()), " ") // the text wraps its paragraphs
 	assert.Contains(t, text, "goodput of decidable")
 	assert.Contains(t, text, "Unknown verdicts excluded (unknown_verdicts: exclude): goodput = met / (met + violated), over the decidable requests.")

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	llmsloprocessor "github.com/llmslo/llmslo"
+
+	"github.com/llmslo/llmslo/internal/report/schema"
 )
 
 // want is a value from metric-definitions.md §10 (ms), NaN for "no value".
@@ -22,7 +24,7 @@ type want struct {
 	count              int64
 }
 
-func toolStat(t *testing.T, r *Report, tool, metric, stat string) (Num, int64) {
+func toolStat(t *testing.T, r *Report, tool, metric, stat string) (schema.Num, int64) {
 	for _, td := range r.Definitions.Tools {
 		if td.Tool != tool {
 			continue

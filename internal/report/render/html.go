@@ -1,7 +1,7 @@
 // Copyright The llmslo Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package report
+package render
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/llmslo/llmslo/internal/report/schema"
 )
 
 // The HTML report is one file with inline SVG plots drawn by gonum/plot: no
@@ -26,14 +28,14 @@ import (
 // Values of 0 have no place on it: each group's curve then starts at the
 // share of its values that are 0, its legend entry says so, and the axis
 // label counts them.
-func cdfPlot(r *Report, metric string) (template.HTML, bool) {
-	var curves []cdf
-	for _, c := range r.cdfs {
-		if c.metric == metric {
+func cdfPlot(r *schema.Report, metric string) (template.HTML, bool) {
+	var curves []schema.CDF
+	for _, c := range r.CDFs {
+		if c.Metric == metric {
 			curves = append(curves, c)
 		}
 	}
-	curves, shown := largest(curves, func(c cdf) int64 { return c.requests })
+	curves, shown := largest(curves, func(c schema.CDF) int64 { return c.Requests })
 	p := newPlot(fmt.Sprintf("%s CDF by group%s", metric, shown), "", "fraction of values")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = logTicks{}
@@ -41,7 +43,7 @@ func cdfPlot(r *Report, metric string) (template.HTML, bool) {
 	var entries []legendEntry
 	allZeros := 0
 	for n, c := range curves {
-		pts, zeros := cdfXY(c.sorted)
+		pts, zeros := cdfXY(c.Sorted)
 		allZeros += zeros
 		if len(pts) == 0 {
 			continue
@@ -54,9 +56,9 @@ func cdfPlot(r *Report, metric string) (template.HTML, bool) {
 		l.Color = groupColor(n)
 		l.Width = vg.Points(1.5)
 		p.Add(l)
-		label := truncate(r.groupName(c.group), 32)
+		label := truncate(r.GroupName(c.Group), 32)
 		if zeros > 0 {
-			label += fmt.Sprintf(" (%s at 0)", pct(Num(float64(zeros)/float64(len(c.sorted)))))
+			label += fmt.Sprintf(" (%s at 0)", pct(schema.Num(float64(zeros)/float64(len(c.Sorted)))))
 		}
 		entries = append(entries, legendEntry{label, []plot.Thumbnailer{l}})
 	}
@@ -129,26 +131,26 @@ func largest[T any](items []T, requests func(T) int64) ([]T, string) {
 
 // sweepPlot draws an SLO's goodput against the threshold scale: every
 // request in a thick line, then the groups.
-func sweepPlot(r *Report, name string) template.HTML {
+func sweepPlot(r *schema.Report, name string) template.HTML {
 	requests := map[string]int64{}
 	for _, s := range r.SLOs {
 		for _, g := range s.Groups {
 			if s.Name == name {
-				requests[r.groupName(g.Group)] = g.Requests
+				requests[r.GroupName(g.Group)] = g.Requests
 			}
 		}
 	}
-	var curves []SweepCurve
+	var curves []schema.SweepCurve
 	for _, c := range r.Sweep {
 		if c.SLO == name {
 			curves = append(curves, c)
 		}
 	}
-	curves, shown := largest(curves, func(c SweepCurve) int64 {
+	curves, shown := largest(curves, func(c schema.SweepCurve) int64 {
 		if len(c.Group) == 0 {
 			return math.MaxInt64 // the overall curve is always drawn
 		}
-		return requests[r.groupName(c.Group)]
+		return requests[r.GroupName(c.Group)]
 	})
 	p := newPlot(fmt.Sprintf("SLO %s: goodput as every threshold is scaled%s", name, shown), "SLO scale (x thresholds, log)", "goodput")
 	p.X.Scale = plot.LogScale{}
@@ -174,9 +176,9 @@ func sweepPlot(r *Report, name string) template.HTML {
 			l.Width = vg.Points(2.5)
 		}
 		p.Add(l, s)
-		entries = append(entries, legendEntry{truncate(r.groupName(c.Group), 32), []plot.Thumbnailer{l, s}})
+		entries = append(entries, legendEntry{truncate(r.GroupName(c.Group), 32), []plot.Thumbnailer{l, s}})
 	}
-	scales := sweepScales()
+	scales := schema.SweepScales()
 	p.X.Min, p.X.Max = scales[0], scales[len(scales)-1]
 	p.Y.Min, p.Y.Max = 0, 1.02
 	return render(p, entries, 4*vg.Inch)
@@ -190,7 +192,7 @@ var (
 
 // timelinePlot stacks each bucket's met, violated and unknown requests
 // over clock time (start is the report's first request start).
-func timelinePlot(t Timeline, start string) template.HTML {
+func timelinePlot(t schema.Timeline, start string) template.HTML {
 	step := time.Duration(t.Step * 1e9)
 	xlabel := fmt.Sprintf("request start, UTC (buckets of %s)", dur(t.Step))
 	t0, err := time.Parse(time.RFC3339Nano, start)
@@ -227,7 +229,7 @@ func timelinePlot(t Timeline, start string) template.HTML {
 }
 
 // defsPlot compares one metric id across the tools: mean, P50 and P99.
-func defsPlot(r *Report, metric string) (template.HTML, bool) {
+func defsPlot(r *schema.Report, metric string) (template.HTML, bool) {
 	var names []string
 	var mean, p50, p99 plotter.Values
 	var top float64
@@ -274,7 +276,7 @@ func defsPlot(r *Report, metric string) (template.HTML, bool) {
 }
 
 type htmlSLO struct {
-	SLOReport
+	schema.SLOReport
 	Constraint string
 	// GoodputColumn and Note say what the goodput divides by.
 	GoodputColumn, Note string
@@ -288,17 +290,17 @@ type htmlPlot struct {
 }
 
 // WriteHTML writes the self-contained HTML report.
-func WriteHTML(w io.Writer, r *Report) error {
+func WriteHTML(w io.Writer, r *schema.Report) error {
 	data := struct {
-		R          *Report
+		R          *schema.Report
 		SLOs       []htmlSLO
 		CDFs, Defs []htmlPlot
 		Text       string
-		GroupName  func(Group) string
-	}{R: r, GroupName: r.groupName}
+		GroupName  func(schema.Group) string
+	}{R: r, GroupName: r.GroupName}
 	for _, s := range r.SLOs {
 		h := htmlSLO{SLOReport: s, Constraint: constraintsLine(s.Constraints), Sweep: sweepPlot(r, s.Name), GoodputColumn: goodputColumn(s)}
-		if s.Denominator == denomDecidable {
+		if s.Denominator == schema.DenominatorDecidable {
 			h.Note = excludedNote
 		}
 		for _, t := range r.Timeline {
@@ -308,7 +310,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 		}
 		data.SLOs = append(data.SLOs, h)
 	}
-	for _, m := range metricIDs {
+	for _, m := range schema.MetricIDs {
 		if s, ok := cdfPlot(r, m); ok {
 			data.CDFs = append(data.CDFs, htmlPlot{Title: m, SVG: s})
 		}

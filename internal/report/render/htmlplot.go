@@ -1,7 +1,7 @@
 // Copyright The llmslo Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package report
+package render
 
 import (
 	"bytes"

@@ -1,10 +1,13 @@
 // Copyright The llmslo Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package report
+// Package schema is the report's data: what the engine (package report)
+// computes, what every renderer reads, and its JSON layout,
+// llmslo.report/v1. It sits apart from both so that each depends only on
+// it: the engine's tests render, and the renderers' tests run the engine.
+package schema
 
 import (
-	"encoding/json"
 	"math"
 	"strconv"
 )
@@ -49,20 +52,40 @@ type Report struct {
 	Slowest     map[string][]Slow `json:"slowest"`
 	Timeline    []Timeline        `json:"timeline"`
 
-	// cdfs are thinned sorted values per group and metric, for the HTML
-	// plots only.
-	cdfs []cdf
+	// CDFs are thinned sorted values per group and metric, for the HTML
+	// plots only: not part of the JSON.
+	CDFs []CDF `json:"-"`
 }
 
-// cdf is up to cdfPoints order statistics of one metric in one group.
-type cdf struct {
-	metric   string
-	group    Group
-	requests int64 // the group's requests: plots of many groups draw the largest
-	sorted   []float64
+// CDF is a few hundred evenly spaced order statistics of one metric in one
+// group, enough to draw its distribution.
+type CDF struct {
+	Metric string
+	Group  Group
+	// Requests are the group's: plots of many groups draw the largest.
+	Requests int64
+	Sorted   []float64
 }
 
-const cdfPoints = 400
+// MetricIDs are the latency metrics of LatencyGroup.Metrics and
+// Report.Slowest, in report order.
+var MetricIDs = []string{"ttft", "tpot", "itl", "e2e", "queue_time"}
+
+// What an SLO's goodput divides by (SLOReport.Denominator).
+const (
+	DenominatorRequests  = "requests"
+	DenominatorDecidable = "decidable requests"
+)
+
+// SweepScales are the factors of the SLO sweep: 2^(k/4) for k = -8..8,
+// 0.25x to 4x.
+func SweepScales() []float64 {
+	var s []float64
+	for k := -8; k <= 8; k++ {
+		s = append(s, math.Exp2(float64(k)/4))
+	}
+	return s
+}
 
 // Group names one group by its dimension values ({} is every request).
 type Group map[string]string
@@ -241,7 +264,8 @@ type TimelineBucket struct {
 // otherwise written in the shortest form that reads back to the same bits.
 type Num float64
 
-func nan() Num { return Num(math.NaN()) }
+// NaN is the missing value.
+func NaN() Num { return Num(math.NaN()) }
 
 // Valid reports whether n is a number.
 func (n Num) Valid() bool { return !math.IsNaN(float64(n)) && !math.IsInf(float64(n), 0) }
@@ -257,12 +281,10 @@ func (n Num) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON implements json.Unmarshaler.
 func (n *Num) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
-		*n = nan()
+		*n = NaN()
 		return nil
 	}
 	f, err := strconv.ParseFloat(string(b), 64)
 	*n = Num(f)
 	return err
 }
-
-func jsonUnmarshal(b []byte, r *Report) error { return json.Unmarshal(b, r) }

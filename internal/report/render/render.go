@@ -1,7 +1,7 @@
 // Copyright The llmslo Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package report
+package render
 
 import (
 	"encoding/json"
@@ -11,13 +11,15 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/llmslo/llmslo/internal/report/schema"
 )
 
 // Width is the widest line of the text report.
 const Width = 100
 
-// WriteJSON writes the report as indented JSON (schema in schema.go).
-func WriteJSON(w io.Writer, r *Report) error {
+// WriteJSON writes the report as indented JSON (the schema package's layout).
+func WriteJSON(w io.Writer, r *schema.Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
@@ -173,13 +175,13 @@ func mdEscape(cells []string) []string {
 }
 
 // WriteText writes the terminal report: no line wider than Width.
-func WriteText(w io.Writer, r *Report) error { return buildDoc(r, true).text(w) }
+func WriteText(w io.Writer, r *schema.Report) error { return buildDoc(r, true).text(w) }
 
 // WriteMarkdown writes the report as Markdown.
-func WriteMarkdown(w io.Writer, r *Report) error { return buildDoc(r, false).markdown(w) }
+func WriteMarkdown(w io.Writer, r *schema.Report) error { return buildDoc(r, false).markdown(w) }
 
 // ms formats seconds as milliseconds with four significant digits.
-func ms(n Num) string {
+func ms(n schema.Num) string {
 	if !n.Valid() {
 		return "-"
 	}
@@ -201,14 +203,14 @@ func ms(n Num) string {
 	return fmt.Sprintf("%.0f", v)
 }
 
-func pct(n Num) string {
+func pct(n schema.Num) string {
 	if !n.Valid() {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f%%", float64(n)*100)
 }
 
-func rate(n Num) string {
+func rate(n schema.Num) string {
 	if !n.Valid() {
 		return "-"
 	}
@@ -227,38 +229,6 @@ func dur(s float64) string {
 		return strings.TrimSuffix(fmt.Sprintf("%gms", d*1e3), ".0")
 	}
 	return fmt.Sprintf("%gs", d)
-}
-
-// overflowName is how the text, Markdown and HTML reports name the
-// overflow group.
-const overflowName = "(other groups)"
-
-// OverflowNote says that groups past MaxGroups were reported together, if
-// any were.
-func (r *Report) OverflowNote() string {
-	if r.OverflowRequests == 0 {
-		return ""
-	}
-	return fmt.Sprintf("More than %d groups: the %d requests of the rest are reported together as %q (raise --max-groups, or group by fewer dimensions).",
-		r.MaxGroups-1, r.OverflowRequests, overflowName)
-}
-
-func (r *Report) groupName(g Group) string {
-	if len(g) == 0 {
-		return "all"
-	}
-	if g.IsOverflow() {
-		return overflowName
-	}
-	parts := make([]string, 0, len(r.GroupBy))
-	for _, d := range r.GroupBy {
-		v := g[d]
-		if v == "" {
-			v = "-"
-		}
-		parts = append(parts, v)
-	}
-	return strings.Join(parts, " / ")
 }
 
 // truncate shortens s to n runes, keeping its end (a group's last
@@ -301,8 +271,8 @@ func sortedCounts(m map[string]int64) []string {
 }
 
 // textSweepScales are the sweep points shown in text: 0.25x, 0.35x, ... 4x.
-func textSweep(points []SweepPoint) []SweepPoint {
-	var out []SweepPoint
+func textSweep(points []schema.SweepPoint) []schema.SweepPoint {
+	var out []schema.SweepPoint
 	for i, p := range points {
 		if i%2 == 0 {
 			out = append(out, p)
@@ -315,7 +285,7 @@ func scaleLabel(s float64) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", s), "0"), ".") + "x"
 }
 
-func buildDoc(r *Report, text bool) *doc {
+func buildDoc(r *schema.Report, text bool) *doc {
 	d := &doc{}
 	d.h("llmslo report")
 	when := ""
@@ -336,17 +306,17 @@ func buildDoc(r *Report, text bool) *doc {
 	return d
 }
 
-func sloSection(d *doc, r *Report, s SLOReport) {
+func sloSection(d *doc, r *schema.Report, s schema.SLOReport) {
 	d.h(fmt.Sprintf("SLO %s: %s", s.Name, constraintsLine(s.Constraints)))
 	t := &table{head: []string{"group", "requests", "met", "violated", "unknown", goodputColumn(s), "95% CI", "good/s"},
 		right: []bool{false, true, true, true, true, true, true, true}}
 	for _, g := range s.Groups {
-		t.rows = append(t.rows, []string{truncate(r.groupName(g.Group), 34), fmt.Sprint(g.Requests), fmt.Sprint(g.Met),
+		t.rows = append(t.rows, []string{truncate(r.GroupName(g.Group), 34), fmt.Sprint(g.Requests), fmt.Sprint(g.Met),
 			fmt.Sprint(g.Violated), fmt.Sprint(g.Unknown), pct(g.Goodput),
 			pct(g.GoodputCI95[0]) + "-" + pct(g.GoodputCI95[1]), rate(g.GoodPerSecond)})
 	}
 	d.t(t)
-	if s.Denominator == denomDecidable {
+	if s.Denominator == schema.DenominatorDecidable {
 		d.p("%s.", excludedNote)
 	}
 	if len(s.Groups) == 0 {
@@ -381,8 +351,8 @@ func sloSection(d *doc, r *Report, s SLOReport) {
 const excludedNote = "Unknown verdicts excluded (unknown_verdicts: exclude): goodput = met / (met + violated), over the decidable requests"
 
 // goodputColumn titles the goodput column by its denominator.
-func goodputColumn(s SLOReport) string {
-	if s.Denominator == denomDecidable {
+func goodputColumn(s schema.SLOReport) string {
+	if s.Denominator == schema.DenominatorDecidable {
 		return "goodput of decidable"
 	}
 	return "goodput"
@@ -391,8 +361,8 @@ func goodputColumn(s SLOReport) string {
 var constraintIDs = []string{"ttft", "tpot", "itl", "e2e", "queue_time"}
 
 // sweepTable shows every other sweep point, overall and per group.
-func sweepTable(d *doc, r *Report, name string) {
-	var curves []SweepCurve
+func sweepTable(d *doc, r *schema.Report, name string) {
+	var curves []schema.SweepCurve
 	for _, c := range r.Sweep {
 		if c.SLO == name {
 			curves = append(curves, c)
@@ -407,7 +377,7 @@ func sweepTable(d *doc, r *Report, name string) {
 		st.right = append(st.right, true)
 	}
 	for _, c := range curves {
-		row := []string{truncate(r.groupName(c.Group), 24)}
+		row := []string{truncate(r.GroupName(c.Group), 24)}
 		for _, p := range textSweep(c.Points) {
 			row = append(row, pct(p.Goodput))
 		}
@@ -417,13 +387,13 @@ func sweepTable(d *doc, r *Report, name string) {
 	d.t(st)
 }
 
-func latencySection(d *doc, r *Report) {
+func latencySection(d *doc, r *schema.Report) {
 	d.h("Latency (successful requests; ms; exact numpy-linear percentiles)")
 	lt := &table{head: []string{"group", "metric", "n", "mean", "p50", "p90", "p99", "p99.9", "max"},
 		right: []bool{false, false, true, true, true, true, true, true, true}}
 	for _, g := range r.Latency {
-		name := truncate(r.groupName(g.Group), 30)
-		for _, id := range metricIDs {
+		name := truncate(r.GroupName(g.Group), 30)
+		for _, id := range schema.MetricIDs {
 			m := g.Metrics[id]
 			if m.Count == 0 {
 				continue
@@ -443,7 +413,7 @@ func latencySection(d *doc, r *Report) {
 	d.p("The mean beside P99: a mean far below P99 hides the tail users feel. ITL pools every inter-token gap; ~ marks values from a sketch (beyond --max-gaps).")
 }
 
-func definitionsSection(d *doc, r *Report, text bool) {
+func definitionsSection(d *doc, r *schema.Report, text bool) {
 	d.h("Definitions side by side (ms)")
 	d.p("The same %d successful streamed requests with per-chunk timing, as each benchmark tool defines the metrics, under each tool's own names, weighting and percentile method.", r.Definitions.Requests)
 	dt := &table{head: []string{"tool", "metric", "its name", "n", "mean", "p50", "p90", "p99"},
@@ -473,14 +443,14 @@ func definitionsSection(d *doc, r *Report, text bool) {
 	d.t(dd)
 }
 
-func slowestSection(d *doc, r *Report, text bool) {
+func slowestSection(d *doc, r *schema.Report, text bool) {
 	d.h("Slowest requests")
 	sw := &table{head: []string{"metric", "ms", "trace id", "span id", "group"}, right: []bool{false, true, false, false, false}}
 	limit := 5
 	if !text {
 		limit = 10
 	}
-	for _, id := range metricIDs {
+	for _, id := range schema.MetricIDs {
 		label := id
 		if id == "itl" {
 			label = "itl max"
@@ -489,7 +459,7 @@ func slowestSection(d *doc, r *Report, text bool) {
 			if i == limit {
 				break
 			}
-			sw.rows = append(sw.rows, []string{label, ms(s.Value), s.TraceID, s.SpanID, truncate(r.groupName(s.Group), 20)})
+			sw.rows = append(sw.rows, []string{label, ms(s.Value), s.TraceID, s.SpanID, truncate(r.GroupName(s.Group), 20)})
 			label = ""
 		}
 	}
