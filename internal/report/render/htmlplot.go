@@ -5,6 +5,7 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html/template"
 	"image/color"
@@ -313,4 +314,24 @@ func clockLayout(every time.Duration, start, end time.Time) string {
 		return "Jan 2"
 	}
 	return "Jan 2 " + layout
+}
+
+// largest keeps the maxPlotGroups items with the most requests, in their
+// order, and says in a title suffix what it left out.
+func largest[T any](items []T, requests func(T) int64) ([]T, string) {
+	if len(items) <= maxPlotGroups {
+		return items, ""
+	}
+	idx := make([]int, len(items))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(requests(items[b]), requests(items[a])) })
+	idx = idx[:maxPlotGroups]
+	slices.Sort(idx)
+	out := make([]T, 0, maxPlotGroups)
+	for _, i := range idx {
+		out = append(out, items[i])
+	}
+	return out, fmt.Sprintf(" (the %d of %d with most requests)", maxPlotGroups, len(items))
 }
