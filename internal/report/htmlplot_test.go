@@ -141,29 +141,38 @@ func TestPlotLegendOutside(t *testing.T) {
 	}
 }
 
-// TestPlotTwelveColours: with 14 groups, a CDF draws the 12 with most
-// requests, each in its own colour, and its title says so.
-func TestPlotTwelveColours(t *testing.T) {
-	page := groupsPage(t, 14)
-	p := plotWith(t, page, "ttft CDF by group")
-	x0, y0, x1, y1 := p.dataArea(t)
-	colours := map[string]bool{}
-	for _, path := range p.paths {
-		stroke := regexp.MustCompile(`stroke:(#[0-9A-F]{6});stroke-width:1.5`).FindStringSubmatch(path.style)
-		if stroke == nil || len(path.pts) < 2 {
-			continue
+// TestPlotSmallMultiples: past twelve groups (the palette's colours) a
+// plot becomes small multiples, a panel per group titled by it, every
+// curve in one colour; past maxPanels groups, those with most requests,
+// and the title says so.
+func TestPlotSmallMultiples(t *testing.T) {
+	for _, c := range []struct {
+		groups, panels int
+		title          string
+	}{
+		{14, 14, "ttft CDF by group, one panel each"},
+		{60, 48, "ttft CDF by group, one panel each (the 48 of 60 with most requests)"},
+	} {
+		page := groupsPage(t, c.groups)
+		p := plotWith(t, page, c.title)
+		colours := map[string]bool{}
+		for _, path := range p.paths {
+			if stroke := regexp.MustCompile(`stroke:(#[0-9A-F]{6});stroke-width:1.5`).FindStringSubmatch(path.style); stroke != nil {
+				colours[stroke[1]] = true
+			}
 		}
-		inside := true
-		for _, pt := range path.pts {
-			inside = inside && pt[0] >= x0-1 && pt[0] <= x1+1 && pt[1] >= y0-1 && pt[1] <= y1+1
+		assert.Len(t, colours, 1, "%d groups: one colour, a panel each: %v", c.groups, colours)
+		panels := 0
+		for g := range c.groups {
+			if _, ok := p.text(fmt.Sprintf("model-%02d", g)); ok {
+				panels++
+			}
 		}
-		if inside {
-			colours[stroke[1]] = true
-		}
+		assert.Equal(t, c.panels, panels, "%d groups: panels titled by their group", c.groups)
+		sweep := plotWith(t, page, "SLO interactive: goodput as every threshold is scaled, one panel per group")
+		_, ok := sweep.text("model-00")
+		assert.True(t, ok, "the sweep too")
 	}
-	assert.Len(t, colours, 12, "twelve curves, twelve colours: %v", colours)
-	_, ok := p.text("ttft CDF by group (the 12 of 14 with most requests)")
-	assert.True(t, ok, "the title says what is left out")
 }
 
 // TestTimelineClockTicks: the timeline's x axis reads UTC clock times,

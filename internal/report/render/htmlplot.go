@@ -29,9 +29,9 @@ import (
 // plotWidth is every plot's width: the page's column.
 const plotWidth = 9 * vg.Inch
 
-// maxPlotGroups is how many groups one plot draws: the palette's size. A
-// plot of more groups draws those with the most requests and says so; the
-// tables list them all.
+// maxPlotGroups is how many groups one plot draws in colours: the
+// palette's size. A plot of more groups is drawn as small multiples
+// (multiples.go).
 const maxPlotGroups = 12
 
 // palette is the first twelve of Kenneth Kelly's colours of maximum
@@ -105,6 +105,8 @@ func render(p *plot.Plot, entries []legendEntry, h vg.Length) template.HTML {
 	if len(entries) > 0 {
 		lw = max(legendMin, l.Rectangle(dc).Size().X+vg.Points(16))
 	}
+	// Centred over the plot, a title wider than it would be clipped.
+	p.Title.Text = wrapLines(p.Title.TextStyle, p.Title.Text, plotWidth-lw-vg.Points(10))
 	p.Draw(xLabel(p, draw.Crop(dc, 0, -lw, 0, 0)))
 	if len(entries) > 0 {
 		top := p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
@@ -114,7 +116,12 @@ func render(p *plot.Plot, entries []legendEntry, h vg.Length) template.HTML {
 	if _, err := c.WriteTo(&b); err != nil {
 		return template.HTML(template.HTMLEscapeString(err.Error()))
 	}
-	s := b.String()
+	return svgMarkup(b.String())
+}
+
+// svgMarkup is vgsvg's document as inline markup: the XML declaration
+// dropped.
+func svgMarkup(s string) template.HTML {
 	if i := strings.Index(s, "<svg"); i >= 0 {
 		s = s[i:]
 	}
@@ -316,10 +323,10 @@ func clockLayout(every time.Duration, start, end time.Time) string {
 	return "Jan 2 " + layout
 }
 
-// largest keeps the maxPlotGroups items with the most requests, in their
-// order, and says in a title suffix what it left out.
-func largest[T any](items []T, requests func(T) int64) ([]T, string) {
-	if len(items) <= maxPlotGroups {
+// largest keeps the limit items with the most requests, in their order,
+// and says in a title suffix what it left out.
+func largest[T any](items []T, limit int, requests func(T) int64) ([]T, string) {
+	if len(items) <= limit {
 		return items, ""
 	}
 	idx := make([]int, len(items))
@@ -327,11 +334,11 @@ func largest[T any](items []T, requests func(T) int64) ([]T, string) {
 		idx[i] = i
 	}
 	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(requests(items[b]), requests(items[a])) })
-	idx = idx[:maxPlotGroups]
+	idx = idx[:limit]
 	slices.Sort(idx)
-	out := make([]T, 0, maxPlotGroups)
+	out := make([]T, 0, limit)
 	for _, i := range idx {
 		out = append(out, items[i])
 	}
-	return out, fmt.Sprintf(" (the %d of %d with most requests)", maxPlotGroups, len(items))
+	return out, fmt.Sprintf(" (the %d of %d with most requests)", limit, len(items))
 }

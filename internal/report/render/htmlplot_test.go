@@ -5,11 +5,13 @@ package render
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot/vg"
 )
 
 // TestPaletteDistinct: the plots' twelve colours stay apart: no two closer
@@ -89,4 +91,23 @@ func TestAxisTicks(t *testing.T) {
 	// A range narrow next to its values (k past 2^52) and one past float64.
 	assert.NotEmpty(t, lin(niceTicks{}, 1e20, 1e20+1e5))
 	assert.NotPanics(t, func() { niceTicks{}.Ticks(-math.MaxFloat64, math.MaxFloat64) })
+}
+
+// TestTitlesFit: a title wraps into lines no wider than its plot, a word
+// wider than a line (a long SLO name) is cut, at most maxTitleLines; a
+// panel's title is shortened to one line.
+func TestTitlesFit(t *testing.T) {
+	sty := newPlot("", "", "").Title.TextStyle
+	width := 4 * vg.Inch
+	long := "SLO " + strings.Repeat("very_long_name_", 12) + ": goodput as every threshold is scaled"
+	lines := strings.Split(wrapLines(sty, long, width), "\n")
+	assert.Len(t, lines, 3)
+	for _, l := range lines {
+		assert.LessOrEqual(t, sty.Width(l), width, l)
+	}
+	assert.Equal(t, "SLO interactive: goodput", wrapLines(sty, "SLO interactive: goodput", width), "a title that fits is left alone")
+	one := fitLine(sty, strings.Repeat("model-", 40)+"tail", width)
+	assert.LessOrEqual(t, sty.Width(one), width)
+	assert.True(t, strings.HasSuffix(one, "…del-tail"), "the end kept: %s", one)
+	assert.NotPanics(t, func() { wrapLines(sty, strings.Repeat("x", 1<<20), vg.Points(1)) })
 }

@@ -74,8 +74,10 @@ func cdfPlot(r *schema.Report, metric string) (template.HTML, bool) {
 			curves = append(curves, c)
 		}
 	}
-	curves, shown := largest(curves, func(c schema.CDF) int64 { return c.Requests })
-	p := newPlot(fmt.Sprintf("%s CDF by group%s", metric, shown), "", "fraction of values")
+	if len(curves) > maxPlotGroups {
+		return cdfPanels(r, metric, curves)
+	}
+	p := newPlot(metric+" CDF by group", "", "fraction of values")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = logTicks{}
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -108,6 +110,58 @@ func cdfPlot(r *schema.Report, metric string) (template.HTML, bool) {
 	p.X.Min, p.X.Max = logRange(lo, hi)
 	p.Y.Min, p.Y.Max = 0, 1
 	return render(p, entries, 4*vg.Inch), true
+}
+
+// cdfPanels draws the CDFs of more groups than colours as small
+// multiples on the same axes.
+func cdfPanels(r *schema.Report, metric string, curves []schema.CDF) (template.HTML, bool) {
+	curves, shown := largest(curves, maxPanels, func(c schema.CDF) int64 { return c.Requests })
+	lo, hi := math.Inf(1), math.Inf(-1)
+	allZeros := 0
+	var names []string
+	var lines []plotter.XYs
+	for _, c := range curves {
+		pts, zeros := cdfXY(c.Sorted)
+		allZeros += zeros
+		if len(pts) == 0 {
+			continue
+		}
+		lo, hi = min(lo, pts[0].X), max(hi, pts[len(pts)-1].X)
+		names, lines = append(names, r.GroupName(c.Group)), append(lines, thinXY(pts, panelPoints))
+	}
+	if len(lines) == 0 {
+		return "", false
+	}
+	lo, hi = logRange(lo, hi)
+	var panels []*plot.Plot
+	for i, pts := range lines {
+		p := newPanel(names[i])
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = fewerLabels{logTicks{}, 3}
+		p.Y.Tick.Marker = fewerLabels{niceTicks{}, 3}
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = lo, hi, 0, 1
+		if l, err := plotter.NewLine(pts); err == nil {
+			l.Color, l.Width = panelColour, vg.Points(1.5)
+			p.Add(l)
+		}
+		panels = append(panels, p)
+	}
+	title := fmt.Sprintf("%s CDF by group, one panel each%s", metric, shown)
+	note := fmt.Sprintf("x: %s; y: fraction of values; every panel on the same axes.", cdfAxisLabel(metric, allZeros))
+	return renderPanels(title, note, panels), true
+}
+
+// thinXY keeps at most limit evenly spaced points of pts, the first and
+// last included.
+func thinXY(pts plotter.XYs, limit int) plotter.XYs {
+	if len(pts) <= limit {
+		return pts
+	}
+	out := make(plotter.XYs, limit)
+	for i := range out {
+		out[i] = pts[i*(len(pts)-1)/(limit-1)]
+	}
+	return out
 }
 
 // cdfAxisLabel names a CDF's axis and counts the values of 0 it leaves out.

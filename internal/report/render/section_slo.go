@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"html/template"
 	"image/color"
-	"math"
 	"strings"
 	"time"
 
@@ -172,38 +171,20 @@ type htmlSLO struct {
 // sweepPlot draws an SLO's goodput against the threshold scale: every
 // request in a thick line, then the groups.
 func sweepPlot(r *schema.Report, name string) template.HTML {
-	requests := map[string]int64{}
-	for _, s := range r.SLOs {
-		for _, g := range s.Groups {
-			if s.Name == name {
-				requests[r.GroupName(g.Group)] = g.Requests
-			}
-		}
-	}
 	var curves []schema.SweepCurve
 	for _, c := range r.Sweep {
 		if c.SLO == name {
 			curves = append(curves, c)
 		}
 	}
-	curves, shown := largest(curves, func(c schema.SweepCurve) int64 {
-		if len(c.Group) == 0 {
-			return math.MaxInt64 // the overall curve is always drawn
-		}
-		return requests[r.GroupName(c.Group)]
-	})
-	p := newPlot(fmt.Sprintf("SLO %s: goodput as every threshold is scaled%s", name, shown), "SLO scale (x thresholds, log)", "goodput")
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0.25, Label: "0.25x"}, {Value: 0.5, Label: "0.5x"},
-		{Value: 1, Label: "1x"}, {Value: 2, Label: "2x"}, {Value: 4, Label: "4x"}})
+	if len(curves) > maxPlotGroups {
+		return sweepPanels(r, name, curves)
+	}
+	p := newPlot(fmt.Sprintf("SLO %s: goodput as every threshold is scaled", name), "SLO scale (x thresholds, log)", "goodput")
+	sweepAxes(p, sweepTicks)
 	var entries []legendEntry
 	for n, c := range curves {
-		var pts plotter.XYs
-		for _, pt := range c.Points {
-			if pt.Goodput.Valid() && pt.Scale > 0 {
-				pts = append(pts, plotter.XY{X: pt.Scale, Y: float64(pt.Goodput)})
-			}
-		}
+		pts := sweepXY(c)
 		if len(pts) == 0 {
 			continue
 		}
@@ -218,10 +199,84 @@ func sweepPlot(r *schema.Report, name string) template.HTML {
 		p.Add(l, s)
 		entries = append(entries, legendEntry{truncate(r.GroupName(c.Group), 32), []plot.Thumbnailer{l, s}})
 	}
+	return render(p, entries, 4*vg.Inch)
+}
+
+// sweepPanels draws the sweep of more groups than colours as small
+// multiples, each group over the curve of every request in grey.
+func sweepPanels(r *schema.Report, name string, curves []schema.SweepCurve) template.HTML {
+	requests := map[string]int64{}
+	for _, s := range r.SLOs {
+		for _, g := range s.Groups {
+			if s.Name == name {
+				requests[r.GroupName(g.Group)] = g.Requests
+			}
+		}
+	}
+	var all plotter.XYs
+	var groups []schema.SweepCurve
+	for _, c := range curves {
+		if len(c.Group) == 0 {
+			all = sweepXY(c)
+		} else {
+			groups = append(groups, c)
+		}
+	}
+	groups, shown := largest(groups, maxPanels, func(c schema.SweepCurve) int64 { return requests[r.GroupName(c.Group)] })
+	var panels []*plot.Plot
+	for _, c := range groups {
+		p := newPanel(r.GroupName(c.Group))
+		sweepAxes(p, panelSweepTicks)
+		p.Y.Tick.Marker = fewerLabels{niceTicks{}, 3}
+		for i, pts := range []plotter.XYs{all, sweepXY(c)} {
+			if len(pts) == 0 {
+				continue
+			}
+			l, s, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				continue
+			}
+			l.Color, s.Color = lightGrey, lightGrey
+			if i == 1 {
+				l.Color, s.Color = panelColour, panelColour
+			}
+			s.Radius = vg.Points(1.5)
+			p.Add(l, s)
+		}
+		panels = append(panels, p)
+	}
+	title := fmt.Sprintf("SLO %s: goodput as every threshold is scaled, one panel per group%s", name, shown)
+	note := "x: SLO scale (x thresholds, log); y: goodput; grey: every request the SLO selected; every panel on the same axes."
+	return renderPanels(title, note, panels)
+}
+
+// sweepXY are a sweep curve's points that a log axis can place.
+func sweepXY(c schema.SweepCurve) plotter.XYs {
+	var pts plotter.XYs
+	for _, pt := range c.Points {
+		if pt.Goodput.Valid() && pt.Scale > 0 {
+			pts = append(pts, plotter.XY{X: pt.Scale, Y: float64(pt.Goodput)})
+		}
+	}
+	return pts
+}
+
+// The sweep's scale ticks: every power of two on a plot, fewer on a panel.
+var (
+	sweepTicks = plot.ConstantTicks([]plot.Tick{{Value: 0.25, Label: "0.25x"}, {Value: 0.5, Label: "0.5x"},
+		{Value: 1, Label: "1x"}, {Value: 2, Label: "2x"}, {Value: 4, Label: "4x"}})
+	panelSweepTicks = plot.ConstantTicks([]plot.Tick{{Value: 0.25, Label: "0.25x"}, {Value: 0.5},
+		{Value: 1, Label: "1x"}, {Value: 2}, {Value: 4, Label: "4x"}})
+)
+
+// sweepAxes sets the sweep's axes: the scales on a log axis, goodput from
+// 0 to just above 1.
+func sweepAxes(p *plot.Plot, ticks plot.Ticker) {
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = ticks
 	scales := schema.SweepScales()
 	p.X.Min, p.X.Max = scales[0], scales[len(scales)-1]
 	p.Y.Min, p.Y.Max = 0, 1.02
-	return render(p, entries, 4*vg.Inch)
 }
 
 var (
