@@ -21,7 +21,7 @@ import (
 // TestHTML renders the generated corpus and checks the plots are there:
 // per SLO a sweep and a timeline, a CDF per latency metric, a definitions
 // chart per metric id. LLMSLO_HTML=file keeps the page (to open it in a
-// browser: make report-html-check does, with headless chromium).
+// browser, or to screenshot with headless Chromium).
 func TestHTML(t *testing.T) {
 	td := ptrace.NewTraces()
 	for _, r := range corpus(3, 800) {
