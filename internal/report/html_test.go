@@ -12,10 +12,11 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/llmslo/llmslo/internal/report/render"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llmslo/llmslo/internal/report/render"
 )
 
 // TestHTML renders the generated corpus and checks the plots are there:

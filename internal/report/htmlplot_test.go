@@ -13,10 +13,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmslo/llmslo/internal/report/render"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llmslo/llmslo/internal/report/render"
 )
 
 // svgPlot is what the tests read back from one plot's SVG: its texts and
@@ -155,17 +156,24 @@ func TestPlotSmallMultiples(t *testing.T) {
 	} {
 		page := groupsPage(t, c.groups)
 		p := plotWith(t, page, c.title)
+		x0, y0, x1, y1 := p.dataArea(t)
 		colours := map[string]bool{}
 		for _, path := range p.paths {
-			if stroke := regexp.MustCompile(`stroke:(#[0-9A-F]{6});stroke-width:1.5`).FindStringSubmatch(path.style); stroke != nil {
-				colours[stroke[1]] = true
+			stroke := regexp.MustCompile(`stroke:(#[0-9A-F]{6});stroke-width:1.5`).FindStringSubmatch(path.style)
+			if stroke == nil || len(path.pts) < 2 {
+				continue
+			}
+			colours[stroke[1]] = true
+			for _, pt := range path.pts {
+				assert.True(t, pt[0] >= x0-1 && pt[0] <= x1+1 && pt[1] >= y0-1 && pt[1] <= y1+1, "curves inside the panels")
 			}
 		}
 		assert.Len(t, colours, 1, "%d groups: one colour, a panel each: %v", c.groups, colours)
 		panels := 0
 		for g := range c.groups {
-			if _, ok := p.text(fmt.Sprintf("model-%02d", g)); ok {
+			if tx, ok := p.text(fmt.Sprintf("model-%02d", g)); ok {
 				panels++
+				assert.True(t, tx.x > x0 && tx.x < x1, "panel title %s over the panels, not clipped", tx.s)
 			}
 		}
 		assert.Equal(t, c.panels, panels, "%d groups: panels titled by their group", c.groups)
