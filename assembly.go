@@ -105,6 +105,9 @@ type traceEntry struct {
 // serverView is what an engine span knows that a client span does not.
 type serverView struct {
 	ttft, queueTime derive.Value
+	// The engine's other parts of the request's TTFT, for the attribution
+	// of the client span's misses.
+	prefill, kvTransfer derive.Value
 }
 
 // noteServer remembers an engine span's view for a client span of the same
@@ -115,7 +118,7 @@ func (a *assembler) noteServer(id pcommon.TraceID, res *derive.Result) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.entry(id).server = &serverView{ttft: res.TTFT, queueTime: res.QueueTime}
+	a.entry(id).server = &serverView{ttft: res.TTFT, queueTime: res.QueueTime, prefill: res.PrefillTime, kvTransfer: res.KVTransferTime}
 }
 
 // serverViewOf returns the engine's view of the trace's request, if seen.

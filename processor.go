@@ -58,8 +58,14 @@ type batchState struct {
 	// nothing from the span only), for writeVerdicts to write.
 	pre    []preVerdict
 	limits slo.Limits // a request's own, for SLOs with per-request thresholds
-	counts *batchCounts
-	held   []int
+	// engine is the engine's view joined to the client span being written
+	// (trace assembly), nil otherwise; parts, what the request's TTFT is
+	// made of, built once per span when an SLO failed (partsReady).
+	engine     *serverView
+	parts      slo.Parts
+	partsReady bool
+	counts     *batchCounts
+	held       []int
 	// tx collects the spans the batch holds back (trace assembly).
 	tx *holdTx
 }
@@ -133,11 +139,23 @@ func (p *llmSLOProcessor) releaseHeld(span ptrace.Span, resource pcommon.Map, sc
 	p.watch.merge(st.counts)
 }
 
-// addServerView writes the engine's view of the request onto a client span
-// when an engine span of the same trace came first (the usual order: the
-// engine finishes before its client does).
-func (p *llmSLOProcessor) addServerView(span ptrace.Span) {
-	if v := p.asm.serverViewOf(span.TraceID()); v != nil {
+// joinServerView returns the engine's view of a client span's request when
+// an engine span of the same trace came first (the usual order: the engine
+// finishes before its client does), and takes the network time from it
+// (derive.NetworkTime): before the span is written, so that its SLOs can
+// put a TTFT miss on the network.
+func (p *llmSLOProcessor) joinServerView(span ptrace.Span, res *derive.Result) *serverView {
+	v := p.asm.serverViewOf(span.TraceID())
+	if v != nil {
+		res.JoinEngine(v.ttft)
+	}
+	return v
+}
+
+// addServerView writes the engine's view v of the request onto its client
+// span, when there is one.
+func (p *llmSLOProcessor) addServerView(span ptrace.Span, v *serverView) {
+	if v != nil {
 		putSeconds(span.Attributes(), p.keys.ServerTTFT, v.ttft)
 		putSeconds(span.Attributes(), p.keys.ServerQueueTime, v.queueTime)
 	}
@@ -251,10 +269,12 @@ func (p *llmSLOProcessor) processSpan(span ptrace.Span, rs ptrace.ResourceSpans,
 	if p.table.PresetAt(st.res.PresetIndex).Steps != nil {
 		return true, p.assemble(span, rs, ss, st)
 	}
-	p.write(span, resource, st)
 	if st.res.Layer == preset.LayerClient {
-		p.addServerView(span)
+		st.engine = p.joinServerView(span, &st.res)
 	}
+	p.write(span, resource, st)
+	p.addServerView(span, st.engine)
+	st.engine = nil
 	return true, false
 }
 
@@ -276,7 +296,7 @@ func removeAt(spans ptrace.SpanSlice, idx []int) {
 }
 
 func (p *llmSLOProcessor) putState(st *batchState) {
-	st.tx = nil
+	st.tx, st.engine = nil, nil
 	st.counts.reset()
 	p.state.Put(st)
 }
@@ -291,6 +311,7 @@ func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batc
 		p.removeOwned(attrs)
 	}
 	model := p.resolveModel(res, resource)
+	st.partsReady = false
 	attrs.EnsureCapacity(attrs.Len() + valueCount(res, model) + p.verdictRoom(attrs, resource, model, st))
 	p.writeValues(attrs, res, model)
 	p.writeVerdicts(attrs, resource, model, st)
@@ -307,6 +328,10 @@ func (p *llmSLOProcessor) writeValues(attrs pcommon.Map, res *derive.Result, mod
 	putSeconds(attrs, k.ITLMean, res.ITLMean)
 	putSeconds(attrs, k.ITLMax, res.ITLMax)
 	putSeconds(attrs, k.QueueTime, res.QueueTime)
+	putSeconds(attrs, k.PrefillTime, res.PrefillTime)
+	putSeconds(attrs, k.KVTransferTime, res.KVTransferTime)
+	putSeconds(attrs, k.DecodeTime, res.DecodeTime)
+	putSeconds(attrs, k.NetworkTime, res.NetworkTime)
 	putGaps(attrs, k, res)
 	if res.HasOutputTokens {
 		attrs.PutInt(k.OutputTokens, res.OutputTokens)
@@ -348,7 +373,8 @@ func putTokenDetails(attrs pcommon.Map, k *contract.Keys, res *derive.Result) {
 
 func valueCount(res *derive.Result, model string) int {
 	n := 2 // layer, source
-	for _, v := range [...]derive.Value{res.TTFT, res.TPOT, res.E2E, res.ITLMean, res.ITLMax, res.QueueTime} {
+	for _, v := range [...]derive.Value{res.TTFT, res.TPOT, res.E2E, res.ITLMean, res.ITLMax, res.QueueTime,
+		res.PrefillTime, res.KVTransferTime, res.DecodeTime, res.NetworkTime} {
 		if v.S == derive.Known {
 			n++
 		}
@@ -375,18 +401,19 @@ type preVerdict struct {
 // SLO that reads nothing from the span's attributes (pure) is judged here,
 // once, into st.pre; one that reads them (its selector or per-request
 // thresholds) may see the values written first, so it is judged in
-// writeVerdicts and gets the bound, two keys.
+// writeVerdicts and gets the bound, three keys (met, violations, causes).
 func (p *llmSLOProcessor) verdictRoom(attrs, resource pcommon.Map, model string, st *batchState) int {
 	n := 0
 	for i := range p.slos {
 		s, pre := &p.slos[i], &st.pre[i]
 		if !s.pure {
-			n += 2
+			n += 3
 			continue
 		}
 		if pre.selected = s.Selector.Selects(&st.res, model, attrs, resource); pre.selected {
 			s.Judge(&st.res, &pre.v)
-			n += boolCount(pre.v.Decided) + boolCount(len(pre.v.Violations) > 0)
+			p.attribute(&s.Limits, &pre.v, st)
+			n += boolCount(pre.v.Decided) + boolCount(len(pre.v.Violations) > 0) + boolCount(len(pre.v.Causes) > 0)
 		}
 	}
 	return n
@@ -436,14 +463,39 @@ func (p *llmSLOProcessor) writeVerdicts(attrs, resource pcommon.Map, model strin
 		if v.Decided {
 			attrs.PutBool(s.metKey, v.Met)
 		}
-		if len(v.Violations) > 0 {
-			list := attrs.PutEmptySlice(s.violationsKey)
-			list.EnsureCapacity(len(v.Violations))
-			for _, name := range v.Violations {
-				list.AppendEmpty().SetStr(name)
-			}
+		putStrings(attrs, s.violationsKey, v.Violations)
+		putStrings(attrs, s.causesKey, v.Causes)
+	}
+}
+
+// putStrings writes a non-empty list as a string slice attribute.
+func putStrings(attrs pcommon.Map, key string, list []string) {
+	if len(list) == 0 {
+		return
+	}
+	out := attrs.PutEmptySlice(key)
+	out.EnsureCapacity(len(list))
+	for _, s := range list {
+		out.AppendEmpty().SetStr(s)
+	}
+}
+
+// attribute names the cause of each constraint v failed (slo.Attribute),
+// judged against l. A verdict with none costs one test: the parts are
+// built only for a failed one, once per span.
+func (p *llmSLOProcessor) attribute(l *slo.Limits, v *slo.Verdict, st *batchState) {
+	if v.Violated == 0 {
+		return
+	}
+	if !st.partsReady {
+		st.parts, st.partsReady = slo.PartsOf(&st.res), true
+		if e := st.engine; e != nil {
+			// A client span's TTFT holds its engine's: the engine's parts
+			// are its parts, beside the network time.
+			st.parts.Queue, st.parts.Prefill, st.parts.KVTransfer = e.queueTime, e.prefill, e.kvTransfer
 		}
 	}
+	slo.Attribute(&st.res, &st.parts, l, v)
 }
 
 // removeOwned removes every key of the processor's namespace from attrs.
@@ -456,6 +508,7 @@ func (p *llmSLOProcessor) judge(s *compiledSLO, attrs pcommon.Map, st *batchStat
 	res := &st.res
 	if s.From == nil {
 		s.Judge(res, &st.verdict)
+		p.attribute(&s.Limits, &st.verdict, st)
 		return
 	}
 	if r := s.LimitsFor(attrs, &st.limits); r != derive.NoReason && res.Errors[derive.FieldSLOThreshold] == derive.NoReason {
@@ -463,6 +516,7 @@ func (p *llmSLOProcessor) judge(s *compiledSLO, attrs pcommon.Map, st *batchStat
 		attrs.PutStr(p.keys.Error, p.errorString(&res.Errors))
 	}
 	s.JudgeLimits(res, &st.limits, &st.verdict)
+	p.attribute(&st.limits, &st.verdict, st)
 }
 
 func (p *llmSLOProcessor) removeOwned(attrs pcommon.Map) {

@@ -58,16 +58,21 @@ var (
 	// engineMapping is the gen_ai.latency.* family that vLLM, SGLang and
 	// TRT-LLM share character for character. TTFT and E2E come from one
 	// clock; the engine's prefill/decode times come from another and are
-	// deliberately not used for TPOT.
+	// deliberately not used for TPOT. All are seconds. vLLM's prefill is
+	// first token - scheduled (after its queue time), its decode last token
+	// - first token; TRT-LLM's KV transfer is the disaggregated split's.
 	engineMapping = Mapping{
-		TTFT:         []TimingAttr{{Key: "gen_ai.latency.time_to_first_token"}},
-		E2E:          []TimingAttr{{Key: "gen_ai.latency.e2e"}},
-		QueueTime:    []TimingAttr{{Key: "gen_ai.latency.time_in_queue"}},
-		OutputTokens: outputTokenKeys,
-		InputTokens:  inputTokenKeys,
-		RequestN:     []string{"gen_ai.request.n"},
-		Stream:       streamKeys,
-		Model:        modelKeys,
+		TTFT:           []TimingAttr{{Key: "gen_ai.latency.time_to_first_token"}},
+		E2E:            []TimingAttr{{Key: "gen_ai.latency.e2e"}},
+		QueueTime:      []TimingAttr{{Key: "gen_ai.latency.time_in_queue"}},
+		PrefillTime:    []TimingAttr{{Key: "gen_ai.latency.time_in_model_prefill"}},
+		KVTransferTime: []TimingAttr{{Key: "gen_ai.latency.kv_cache_transfer_time"}},
+		DecodeTime:     []TimingAttr{{Key: "gen_ai.latency.time_in_model_decode"}},
+		OutputTokens:   outputTokenKeys,
+		InputTokens:    inputTokenKeys,
+		RequestN:       []string{"gen_ai.request.n"},
+		Stream:         streamKeys,
+		Model:          modelKeys,
 		// vLLM PR #54476 adds the conventions' cache-read count.
 		CacheReadInputTokens: []string{"gen_ai.usage.cache_read.input_tokens"},
 	}
@@ -184,10 +189,15 @@ func servers() []*Preset {
 			// SGLang's request root is named "<role> Req <rid[:8]>" and carries
 			// the request id in "rid". At SGLANG_TRACE_LEVEL 3 each decode
 			// step is a decode_loop span a few levels below it.
+			// SGLang's time_in_model_prefill is first token - the tokenizer's
+			// dispatch to the scheduler: it includes the scheduler's wait
+			// queue (SGLang writes no time_in_queue) and, on a decode
+			// worker's span, the KV transfer. Read as prefill it would put
+			// a queueing incident on the prompts, so it is not read.
 			Name:  "sglang",
 			Layer: LayerServer,
 			Match: Match{Any: []Cond{{SpanNameContains: "Req "}}, All: []Cond{{Attribute: "rid"}}},
-			Map:   engineMapping,
+			Map:   with(engineMapping, func(m *Mapping) { m.PrefillTime = nil }),
 			Ev:    chunkEvents,
 			Steps: &Steps{SpanName: "decode_loop", Time: StepEnd, Counter: "decode_ct"},
 		},
