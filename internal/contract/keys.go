@@ -150,6 +150,10 @@ var fixed = [...]string{SuffixTTFT, SuffixTPOT, SuffixE2E, SuffixITLMean, Suffix
 	SuffixStream, SuffixSource, SuffixServerTTFT, SuffixServerQueueTime, SuffixError,
 	SuffixCacheReadInputTokens, SuffixCacheWriteInputTokens, SuffixReasoningOutputTokens}
 
+// FixedSuffixes lists the keys the processor owns outside the SLO subtree,
+// after the prefix (the README's attribute table lists the same).
+func FixedSuffixes() []string { return fixed[:] }
+
 var fixedSet = func() map[string]bool {
 	m := make(map[string]bool, len(fixed))
 	for _, s := range fixed {

@@ -77,6 +77,14 @@ var (
 		CacheReadInputTokens: []string{"gen_ai.usage.cache_read.input_tokens"},
 	}
 
+	// sglangMapping is the engine family without its prefill: SGLang's
+	// time_in_model_prefill is first token - the tokenizer's dispatch to
+	// the scheduler, so it includes the scheduler's wait queue (SGLang
+	// writes no time_in_queue) and, on a decode worker's span, the KV
+	// transfer. Read as prefill it would put a queueing incident on the
+	// prompts.
+	sglangMapping = with(engineMapping, func(m *Mapping) { m.PrefillTime = nil })
+
 	// clientMapping is what every client preset reads. The conventions'
 	// TTFT and mean chunk gap are read whichever preset claims the span:
 	// instrumentations stack (the AI SDK's convention span also carries
@@ -189,15 +197,10 @@ func servers() []*Preset {
 			// SGLang's request root is named "<role> Req <rid[:8]>" and carries
 			// the request id in "rid". At SGLANG_TRACE_LEVEL 3 each decode
 			// step is a decode_loop span a few levels below it.
-			// SGLang's time_in_model_prefill is first token - the tokenizer's
-			// dispatch to the scheduler: it includes the scheduler's wait
-			// queue (SGLang writes no time_in_queue) and, on a decode
-			// worker's span, the KV transfer. Read as prefill it would put
-			// a queueing incident on the prompts, so it is not read.
 			Name:  "sglang",
 			Layer: LayerServer,
 			Match: Match{Any: []Cond{{SpanNameContains: "Req "}}, All: []Cond{{Attribute: "rid"}}},
-			Map:   with(engineMapping, func(m *Mapping) { m.PrefillTime = nil }),
+			Map:   sglangMapping,
 			Ev:    chunkEvents,
 			Steps: &Steps{SpanName: "decode_loop", Time: StepEnd, Counter: "decode_ct"},
 		},
