@@ -4,8 +4,8 @@
 // Package llmsloprocessor is an OpenTelemetry Collector traces processor,
 // type "llm_slo", that recognizes LLM request spans, derives their TTFT,
 // TPOT, ITL, E2E and queue time, judges them against configured SLOs and
-// writes the results onto the span. See the README for the attribute
-// contract and the formulas.
+// writes the results onto the span. See docs/processor.md for the
+// attribute contract and the formulas.
 package llmsloprocessor
 
 import (

@@ -297,8 +297,8 @@ func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batc
 	st.counts.countRequest(res)
 }
 
-// writeValues writes the derived values, one key each (README, "Attributes
-// written"); a value that is not known is left out.
+// writeValues writes the derived values, one key each (docs/processor.md,
+// "Attributes written"); a value that is not known is left out.
 func (p *llmSLOProcessor) writeValues(attrs pcommon.Map, res *derive.Result, model string) {
 	k := &p.keys
 	putSeconds(attrs, k.TTFT, res.TTFT)

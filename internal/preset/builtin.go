@@ -5,8 +5,8 @@ package preset
 
 import "slices"
 
-// Attribute names shared by several producers (see the project README's
-// preset tables for where each comes from).
+// Attribute names shared by several producers (see the preset tables of
+// the project's docs/producers.md for where each comes from).
 var (
 	outputTokenKeys = []string{"gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion"}
 	inputTokenKeys  = []string{"gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"}
