@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/llmslo/llmslo/internal/assembly"
 	"github.com/llmslo/llmslo/internal/confcheck"
 	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/derive"
@@ -316,6 +317,12 @@ func (c *Config) validateCustomPresets() []error {
 		}
 	}
 	return errs
+}
+
+// bounds are the settings as the assembly takes them.
+func (ta *TraceAssemblyConfig) bounds() assembly.Config {
+	return assembly.Config{Wait: ta.Wait, MaxTraces: ta.MaxTraces, MaxStepsPerTrace: ta.MaxStepsPerTrace,
+		MaxSteps: ta.MaxSteps, MaxHeldPerTrace: ta.MaxHeldPerTrace, MaxHeld: ta.MaxHeld}
 }
 
 func (ta *TraceAssemblyConfig) validate() []error {

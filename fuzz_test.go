@@ -249,7 +249,7 @@ func FuzzAssembly(f *testing.F) {
 		impl, err := newProcessor(set, cfg, next)
 		require.NoError(t, err)
 		now := time.Unix(1_767_225_600, 0)
-		impl.asm.now = func() time.Time { return now }
+		impl.asm.SetClock(func() time.Time { return now })
 		p, err := newTracesFromImpl(context.Background(), set, cfg, next, impl)
 		require.NoError(t, err)
 		acknowledged, ids := 0, uint16(0)
@@ -258,7 +258,7 @@ func FuzzAssembly(f *testing.F) {
 			acknowledged += sendRetrying(p, td)
 			checkCounters(t, impl.asm)
 			now = now.Add(time.Duration(r.byte()) * 100 * time.Millisecond)
-			_ = impl.asm.emit(context.Background(), impl.asm.expire(now, false), false)
+			_ = impl.asm.Tick(context.Background())
 			checkCounters(t, impl.asm)
 		}
 		next.r = &fuzzReader{} // the input is spent: accept from here on

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
+	"github.com/llmslo/llmslo/internal/assembly"
 	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/derive"
 	"github.com/llmslo/llmslo/internal/preset"
@@ -45,7 +46,7 @@ type llmSLOProcessor struct {
 
 	// asm joins step spans to request spans; nil unless trace_assembly is
 	// enabled, so the default processor keeps no cross-span state.
-	asm *assembler
+	asm *assembly.Assembler
 	// unregister removes the processor from the in-process registry the
 	// connectors read; set by the factory, safe to call more than once.
 	unregister func()
@@ -61,13 +62,13 @@ type batchState struct {
 	// engine is the engine's view joined to the client span being written
 	// (trace assembly), nil otherwise; parts, what the request's TTFT is
 	// made of, built once per span when an SLO failed (partsReady).
-	engine     *serverView
+	engine     *assembly.ServerView
 	parts      slo.Parts
 	partsReady bool
 	counts     *batchCounts
 	held       []int
-	// tx collects the spans the batch holds back (trace assembly).
-	tx *holdTx
+	// batch is the batch's business with the trace assembly.
+	batch *assembly.Batch
 }
 
 func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*llmSLOProcessor, error) {
@@ -90,8 +91,8 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*l
 	p.watch = newWatch(set.Logger, cfg, presetNames(presets))
 	opts := derive.Options{TokenAwareITL: cfg.TokenAwareITL, OwnedPrefix: keys.Prefix, Owned: keys.Owns}
 	if cfg.TraceAssembly.Enabled {
-		p.asm = newAssembler(cfg.TraceAssembly, presets, next, set.Logger, p.tel)
-		p.asm.release = p.releaseHeld
+		p.asm = assembly.New(cfg.TraceAssembly.bounds(), presets,
+			assembly.Deps{Next: next, Logger: set.Logger, Telemetry: p.tel, Release: p.releaseHeld})
 		opts.Steps = p.asm
 	}
 	p.table = derive.NewTable(presets, opts)
@@ -108,7 +109,7 @@ func presetNames(presets []*preset.Preset) []string {
 
 func (p *llmSLOProcessor) start(context.Context, component.Host) error {
 	if p.asm != nil {
-		p.asm.start()
+		p.asm.Start()
 	}
 	return nil
 }
@@ -119,7 +120,7 @@ func (p *llmSLOProcessor) shutdown(ctx context.Context) error {
 		p.unregister()
 	}
 	if p.asm != nil {
-		return p.asm.shutdown(ctx)
+		return p.asm.Shutdown(ctx)
 	}
 	return nil
 }
@@ -139,46 +140,12 @@ func (p *llmSLOProcessor) releaseHeld(span ptrace.Span, resource pcommon.Map, sc
 	p.watch.merge(st.counts)
 }
 
-// joinServerView returns the engine's view of a client span's request when
-// an engine span of the same trace came first (the usual order: the engine
-// finishes before its client does), and takes the network time from it
-// (derive.NetworkTime): before the span is written, so that its SLOs can
-// put a TTFT miss on the network.
-func (p *llmSLOProcessor) joinServerView(span ptrace.Span, res *derive.Result) *serverView {
-	v := p.asm.serverViewOf(span.TraceID())
-	if v != nil {
-		res.JoinEngine(v.ttft)
-	}
-	return v
-}
-
-// addServerView writes the engine's view v of the request onto its client
-// span, when there is one.
-func (p *llmSLOProcessor) addServerView(span ptrace.Span, v *serverView) {
-	if v != nil {
-		putSeconds(span.Attributes(), p.keys.ServerTTFT, v.ttft)
-		putSeconds(span.Attributes(), p.keys.ServerQueueTime, v.queueTime)
-	}
-}
-
-// assemble handles a request span of a producer with step spans, derived
-// already (from its steps when the assembly had them all). It reports
-// whether the span was held back (removed from its batch).
-func (p *llmSLOProcessor) assemble(span ptrace.Span, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, st *batchState) bool {
-	resource := rs.Resource()
-	expected, wait := stepsToWaitFor(p.table.PresetAt(st.res.PresetIndex), st.res.OutputTokens, st.res.HasOutputTokens)
-	if st.res.Assembled || !wait {
-		p.write(span, resource.Attributes(), st)
-		return false
-	}
-	if !p.asm.hold(st.tx, span, rs, ss, expected) {
-		// Held state is full: pass the span at once, derived from its own
-		// attributes, saying why its step timing is missing.
-		st.res.Errors.Set(derive.FieldITL, derive.Overflow)
-		p.write(span, resource.Attributes(), st)
-		return false
-	}
-	return true
+// writeServerView joins the engine's view of the request (Decision.Server)
+// onto a client span written already: what the engine saw of the same
+// request, beside the client's own values, which it never replaces.
+func (p *llmSLOProcessor) writeServerView(span ptrace.Span, v *assembly.ServerView) {
+	putSeconds(span.Attributes(), p.keys.ServerTTFT, v.TTFT)
+	putSeconds(span.Attributes(), p.keys.ServerQueueTime, v.QueueTime)
 }
 
 func (p *llmSLOProcessor) getState() *batchState {
@@ -192,10 +159,9 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 	st := p.getState()
 	defer p.putState(st)
 	if p.asm != nil {
-		st.tx = p.asm.begin()
+		st.batch = p.asm.Begin(td)
 	}
-	completed := p.asm != nil && p.asm.recordSteps(td)
-	recorded, held := false, 0
+	recorded := false
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -210,7 +176,6 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 				recorded = recorded || claimed
 				if h {
 					st.held = append(st.held, k)
-					held++
 				}
 			}
 			removeAt(spans, st.held)
@@ -220,31 +185,20 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 		p.tel.record(ctx, st.counts)
 		p.watch.merge(st.counts)
 	}
-	if p.asm != nil {
-		// A refused send keeps the spans for the next batch or tick.
-		_ = p.asm.emit(ctx, p.asm.takeReleased(completed), false)
-	}
-	switch {
-	case held == 0:
-		if p.asm != nil {
-			p.asm.settle(st.tx, true)
-		}
-	case td.SpanCount() == 0:
-		// Nothing goes on: the batch is acknowledged as it stands.
-		p.asm.settle(st.tx, true)
+	if p.asm != nil && p.asm.End(ctx, st.batch, td) {
+		// Every span was held: nothing goes on, the batch is acknowledged
+		// as it stands.
 		return td, processorhelper.ErrSkipProcessingData
-	default:
-		// settlingNext settles the holds with the next consumer's answer.
-		p.asm.await(td, st.tx)
 	}
 	return td, nil
 }
 
-// processSpan derives and writes one span of rs and ss, or hands it to the
-// trace assembly; scope is what ss says about the producer (ScopeOf, read
-// once per ScopeSpans). It reports whether a preset claimed the span and
-// whether the assembly held it (it keeps its own copy; the caller removes
-// the span).
+// processSpan derives and writes one span of rs and ss; with trace assembly
+// on, the assembly decides first whether it holds the span back or has an
+// engine's view to join onto it. scope is what ss says about the producer
+// (ScopeOf, read once per ScopeSpans). It reports whether a preset claimed
+// the span and whether the assembly held it (it keeps its own copy; the
+// caller removes the span).
 func (p *llmSLOProcessor) processSpan(span ptrace.Span, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, scope derive.Scope, st *batchState) (claimed, held bool) {
 	claimed = p.table.DeriveIn(span, scope, &st.res)
 	if st.res.Marked {
@@ -263,17 +217,21 @@ func (p *llmSLOProcessor) processSpan(span ptrace.Span, rs ptrace.ResourceSpans,
 		p.write(span, resource, st)
 		return true, false
 	}
-	if st.res.Layer == preset.LayerServer {
-		p.asm.noteServer(span.TraceID(), &st.res)
+	d := p.asm.Span(st.batch, assembly.Request{Span: span, Resource: rs, Scope: ss, Result: &st.res,
+		Preset: p.table.PresetAt(st.res.PresetIndex)})
+	if d.Held {
+		return true, true
 	}
-	if p.table.PresetAt(st.res.PresetIndex).Steps != nil {
-		return true, p.assemble(span, rs, ss, st)
-	}
-	if st.res.Layer == preset.LayerClient {
-		st.engine = p.joinServerView(span, &st.res)
+	if d.Server != nil {
+		// Joined before the span is written, so that its SLOs can put a
+		// TTFT miss on the network (derive.NetworkTime).
+		st.res.JoinEngine(d.Server.TTFT)
+		st.engine = d.Server
 	}
 	p.write(span, resource, st)
-	p.addServerView(span, st.engine)
+	if d.Server != nil {
+		p.writeServerView(span, d.Server)
+	}
 	st.engine = nil
 	return true, false
 }
@@ -296,7 +254,7 @@ func removeAt(spans ptrace.SpanSlice, idx []int) {
 }
 
 func (p *llmSLOProcessor) putState(st *batchState) {
-	st.tx, st.engine = nil, nil
+	st.batch, st.engine = nil, nil
 	st.counts.reset()
 	p.state.Put(st)
 }
@@ -318,8 +276,8 @@ func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batc
 	st.counts.countRequest(res)
 }
 
-// writeValues writes the derived values, one key each (README, "Attributes
-// written"); a value that is not known is left out.
+// writeValues writes the derived values, one key each (docs/processor.md,
+// "Attributes written"); a value that is not known is left out.
 func (p *llmSLOProcessor) writeValues(attrs pcommon.Map, res *derive.Result, model string) {
 	k := &p.keys
 	putSeconds(attrs, k.TTFT, res.TTFT)
@@ -492,7 +450,7 @@ func (p *llmSLOProcessor) attribute(l *slo.Limits, v *slo.Verdict, st *batchStat
 		if e := st.engine; e != nil {
 			// A client span's TTFT holds its engine's: the engine's parts
 			// are its parts, beside the network time.
-			st.parts.Queue, st.parts.Prefill, st.parts.KVTransfer = e.queueTime, e.prefill, e.kvTransfer
+			st.parts.Queue, st.parts.Prefill, st.parts.KVTransfer = e.QueueTime, e.Prefill, e.KVTransfer
 		}
 	}
 	slo.Attribute(&st.res, &st.parts, l, v)

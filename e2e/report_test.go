@@ -21,7 +21,7 @@ import (
 	"github.com/llmslo/llmslo/internal/report"
 )
 
-// TestCaptureFromCollector is the README's capture recipe with the built
+// TestCaptureFromCollector is the capture recipe of docs/report.md with the built
 // distribution: the collector's own otlp_http exporter (default settings:
 // protobuf, gzip) sends the enriched spans to llmslo capture's receiver, and
 // llmslo report reads the file back with the same values.

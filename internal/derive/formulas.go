@@ -15,7 +15,7 @@ import (
 )
 
 // request is the working state of one derivation, shared by the formulas
-// below. Each formula is one row of the README's Formulas table and sets its
+// below. Each formula is one row of the Formulas table (docs/processor.md) and sets its
 // own fields of the Result.
 type request struct {
 	c    *compiled

@@ -2,8 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package derive turns one LLM request span into TTFT, TPOT, ITL, E2E, queue
-// time and token counts, following the project's definitions (README,
-// "Formulas"). It reads spans through pdata's zero-allocation accessors and
+// time and token counts, following the project's definitions
+// (docs/processor.md, "Formulas"). It reads spans through pdata's zero-allocation accessors and
 // never writes to them: writing is the processor's job.
 package derive
 
@@ -13,8 +13,8 @@ import (
 	"github.com/llmslo/llmslo/internal/preset"
 )
 
-// The words of Result.Qualifiers (README, "Attributes written",
-// llm.metrics.source), written nowhere else.
+// The words of Result.Qualifiers (docs/processor.md, "Attributes
+// written", llm.metrics.source), written nowhere else.
 const (
 	QualifierOutputTokensFromChunks = "output_tokens_from_chunks"
 	QualifierOutputTokensFromSteps  = "output_tokens_from_steps"

@@ -5,8 +5,8 @@ package preset
 
 import "slices"
 
-// Attribute names shared by several producers (see the project README's
-// preset tables for where each comes from).
+// Attribute names shared by several producers (see the preset tables of
+// the project's docs/producers.md for where each comes from).
 var (
 	outputTokenKeys = []string{"gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion"}
 	inputTokenKeys  = []string{"gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"}
@@ -286,23 +286,7 @@ func sdks() []*Preset {
 			// the level rule in derive keeps from being read.
 			StreamJSON: []string{"llm.invocation_parameters"},
 		},
-		{
-			// Langfuse records the first-token time as an absolute timestamp.
-			Name:  "langfuse",
-			Layer: LayerClient,
-			Match: Match{Any: []Cond{{Attribute: "langfuse.observation.type", AttributeValues: []string{"generation"}}}},
-			Map: with(clientMapping, func(m *Mapping) {
-				// Both observeOpenAI and the LangChain handler stamp it at
-				// the first stream part, a role-only chunk too.
-				m.TTFT = withConventionTTFT(TimingAttr{Key: "langfuse.observation.completion_start_time", Unit: Timestamp, FirstPart: true})
-				// Langfuse serialises usage as a JSON object.
-				m.OutputTokens = append(slices.Clone(outputTokenKeys), "langfuse.observation.usage_details#output")
-				m.InputTokens = append(slices.Clone(inputTokenKeys), "langfuse.observation.usage_details#input")
-			}),
-			Ev: chunkEvents,
-			// Langfuse writes the request's parameters, stream flag included.
-			StreamJSON: []string{"langfuse.observation.model.parameters"},
-		},
+		langfuse(),
 		{
 			Name:  "litellm",
 			Layer: LayerClient,
@@ -315,6 +299,27 @@ func sdks() []*Preset {
 			Map: with(clientMapping, func(m *Mapping) { m.TTFT = semconvTTFT }),
 			Ev:  chunkEvents,
 		},
+	}
+}
+
+// langfuse: Langfuse records the first-token time as an absolute timestamp
+// and its usage as a JSON object.
+func langfuse() *Preset {
+	return &Preset{
+		Name:  "langfuse",
+		Layer: LayerClient,
+		Match: Match{Any: []Cond{{Attribute: "langfuse.observation.type", AttributeValues: []string{"generation"}}}},
+		Map: with(clientMapping, func(m *Mapping) {
+			// Both observeOpenAI and the LangChain handler stamp it at
+			// the first stream part, a role-only chunk too.
+			m.TTFT = withConventionTTFT(TimingAttr{Key: "langfuse.observation.completion_start_time", Unit: Timestamp, FirstPart: true})
+			// Langfuse serialises usage as a JSON object.
+			m.OutputTokens = append(slices.Clone(outputTokenKeys), "langfuse.observation.usage_details#output")
+			m.InputTokens = append(slices.Clone(inputTokenKeys), "langfuse.observation.usage_details#input")
+		}),
+		Ev: chunkEvents,
+		// Langfuse writes the request's parameters, stream flag included.
+		StreamJSON: []string{"langfuse.observation.model.parameters"},
 	}
 }
 

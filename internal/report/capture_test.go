@@ -20,7 +20,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 )
 
-// post sends td as the collector's otlphttp exporter does: protobuf,
+// post sends td as the collector's otlp_http exporter does: protobuf,
 // gzip-compressed (its default), or OTLP/JSON.
 func post(t *testing.T, addr string, td ptrace.Traces, asJSON bool) {
 	req := ptraceotlp.NewExportRequestFromTraces(td)

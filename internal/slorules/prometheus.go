@@ -298,7 +298,7 @@ func (o *Options) unknownAlert(s *SLO) Rule {
 			"summary": fmt.Sprintf("LLM SLO %s cannot judge {{ $value | humanizePercentage }} of its requests.", s.Name),
 			"description": fmt.Sprintf("More than %s of the requests of SLO %s (%s) over 1h had an undecidable verdict: "+
 				"a value the SLO reads is missing from their spans, so they %s. This is missing data, not slow requests: "+
-				"see which producer (llm_metrics_source) leaves it out, and the README's producer table for how to get it. "+
+				"see which producer (llm_metrics_source) leaves it out, and the producer table of the project's docs/producers.md for how to get it. "+
 				"Left unknown most often:{{ range query %q }} {{ .Labels.%s }} ({{ .Value | printf \"%%.3g\" }}/s){{ end }}.",
 				strconv.FormatFloat(share*100, 'g', -1, 64)+"%", s.Name, s.Description, s.unknownFate(), top, labelConstraint),
 		},

@@ -16,15 +16,18 @@ import (
 	"github.com/llmslo/llmslo/internal/derive"
 )
 
-// readmeSection returns the README's text from the heading to the next
+// processorDocs is where the processor's attributes are documented.
+const processorDocs = "docs/processor.md"
+
+// docSection returns processorDocs' text from the heading to the next
 // heading of the same or a higher level.
-func readmeSection(t *testing.T, heading string) string {
+func docSection(t *testing.T, heading string) string {
 	t.Helper()
-	b, err := os.ReadFile("README.md")
+	b, err := os.ReadFile(processorDocs)
 	require.NoError(t, err)
 	text := string(b)
 	i := strings.Index(text, "\n"+heading+"\n")
-	require.GreaterOrEqual(t, i, 0, "README has no %q", heading)
+	require.GreaterOrEqual(t, i, 0, "%s has no %q", processorDocs, heading)
 	rest := text[i+len(heading)+2:]
 	level := heading[:strings.IndexByte(heading, ' ')+1]
 	for j := 0; j < len(rest); {
@@ -41,12 +44,12 @@ func readmeSection(t *testing.T, heading string) string {
 	return rest
 }
 
-// TestReadmeAttributes: the README's "Attributes written" table lists
+// TestDocsAttributes: the processor docs' "Attributes written" table lists
 // exactly the keys the processor owns (under the default prefix; the SLO
 // keys by their pattern), and its llm.metrics.error list and reason table
 // exactly the fields and reasons of internal/derive.
-func TestReadmeAttributes(t *testing.T) {
-	section := readmeSection(t, "### Attributes written")
+func TestDocsAttributes(t *testing.T) {
+	section := docSection(t, "## Attributes written")
 	var documented []string
 	for _, row := range regexp.MustCompile("(?m)^\\| (`llm\\.[^|]+)\\|").FindAllStringSubmatch(section, -1) {
 		for _, m := range regexp.MustCompile("`(llm\\.[^`]+)`").FindAllStringSubmatch(row[1], -1) {
@@ -64,7 +67,7 @@ func TestReadmeAttributes(t *testing.T) {
 	}
 	slices.Sort(documented)
 	slices.Sort(owned)
-	require.Equal(t, owned, documented, "README attribute table vs the contract's keys")
+	require.Equal(t, owned, documented, "docs attribute table vs the contract's keys")
 
 	fieldList := section[strings.Index(section, "`llm.metrics.error` fields:"):]
 	fieldList = fieldList[:strings.Index(fieldList, " (a per-request")]
@@ -76,7 +79,7 @@ func TestReadmeAttributes(t *testing.T) {
 	for f := range derive.NumFields {
 		want = append(want, f.String())
 	}
-	require.Equal(t, want, fields, "README llm.metrics.error fields vs derive's")
+	require.Equal(t, want, fields, "docs llm.metrics.error fields vs derive's")
 
 	var reasons []string
 	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_0-9]+)` \\|").FindAllStringSubmatch(section[strings.Index(section, "| reason |"):], -1) {
@@ -88,5 +91,5 @@ func TestReadmeAttributes(t *testing.T) {
 	}
 	slices.Sort(want)
 	slices.Sort(reasons)
-	require.Equal(t, want, reasons, "README reason table vs derive's")
+	require.Equal(t, want, reasons, "docs reason table vs derive's")
 }
