@@ -95,7 +95,7 @@ func (i *Incident) Check(models map[string]float64) error {
 	if i.After < 0 {
 		return fmt.Errorf("incident: start %v must not be negative", i.After)
 	}
-	if k.usesDelay() && !(i.Delay > 0) {
+	if k.usesDelay() && i.Delay <= 0 {
 		return fmt.Errorf("incident %s: delay %v must be positive", k, i.Delay)
 	}
 	if !k.usesDelay() && !(i.Factor > 0) {
