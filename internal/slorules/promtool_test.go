@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/llmslo/llmslo/internal/promname"
 )
 
 // promtool finds Prometheus's promtool (Debian package prometheus). Under
@@ -110,8 +112,8 @@ func replicaFrom(base float64, instance, model string, phases ...[3]float64) []m
 	}
 	labels := fmt.Sprintf(`{llm_slo_name="interactive",collector_instance_id=%q,gen_ai_request_model=%q,llm_layer="server"}`, instance, model)
 	return []map[string]string{
-		{"series": metricRequests + labels, "values": counterFrom(base, total...)},
-		{"series": metricMet + labels, "values": counterFrom(base, met...)},
+		{"series": promname.SLORequests + labels, "values": counterFrom(base, total...)},
+		{"series": promname.SLOMet + labels, "values": counterFrom(base, met...)},
 	}
 }
 
@@ -318,9 +320,9 @@ processors:
 	unknownLabels := `{llm_slo_name="interactive",llm_slo_constraint="ttft:unknown",collector_instance_id="a",gen_ai_request_model="m1",llm_layer="client"}`
 	series := func(unknownPerMinute float64) []map[string]string {
 		return []map[string]string{
-			{"series": metricRequests + labels, "values": counterFrom(0, phase{120, 600})},
-			{"series": metricUnknown + labels, "values": counterFrom(0, phase{120, unknownPerMinute})},
-			{"series": metricViolations + unknownLabels, "values": counterFrom(0, phase{120, unknownPerMinute})},
+			{"series": promname.SLORequests + labels, "values": counterFrom(0, phase{120, 600})},
+			{"series": promname.SLOUnknown + labels, "values": counterFrom(0, phase{120, unknownPerMinute})},
+			{"series": promname.SLOViolations + unknownLabels, "values": counterFrom(0, phase{120, unknownPerMinute})},
 		}
 	}
 	rule := o.unknownAlert(s)
@@ -332,7 +334,7 @@ processors:
 	tests := []map[string]any{
 		{"interval": "1m", "input_series": series(180), "alert_rule_test": []any{map[string]any{
 			"eval_time": "90m", "alertname": UnknownAlertName, "exp_alerts": []any{map[string]any{
-				"exp_labels":      map[string]string{"severity": "ticket", labelSLOName: "interactive"},
+				"exp_labels":      map[string]string{"severity": "ticket", promname.LabelSLOName: "interactive"},
 				"exp_annotations": ann,
 			}},
 		}}},
@@ -375,7 +377,7 @@ processors:
 		for _, c := range []struct {
 			metric    string
 			perMinute float64
-		}{{metricRequests, 600}, {metricMet, 450}, {metricViolated, 50}, {metricUnknown, 100}} {
+		}{{promname.SLORequests, 600}, {promname.SLOMet, 450}, {promname.SLOViolated, 50}, {promname.SLOUnknown, 100}} {
 			series = append(series, map[string]string{"series": c.metric + labels, "values": counterFrom(1000, phase{10, 0}, phase{60, c.perMinute})})
 		}
 	}

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	llmsloprocessor "github.com/llmslo/llmslo"
-	"github.com/llmslo/llmslo/internal/catalog"
 	"github.com/llmslo/llmslo/internal/collectorconfig"
 	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/promname"
@@ -100,21 +99,10 @@ func describe(s *llmsloprocessor.SLOConfig) string {
 	return desc
 }
 
-// Prometheus names of the counters the SLI reads.
-var (
-	metricRequests   = promname.Metric(catalog.SLORequests)
-	metricMet        = promname.Metric(catalog.SLOMet)
-	metricViolated   = promname.Metric(catalog.SLOViolated)
-	metricViolations = promname.Metric(catalog.SLOViolations)
-	metricUnknown    = promname.Metric(catalog.SLOUnknown)
-	labelSLOName     = promname.Label(catalog.AttrSLOName)
-	labelConstraint  = promname.Label(catalog.AttrSLOConstraint)
-)
-
 // Selector is the series selector of the SLO's counters, with the extra
 // matchers (e.g. `deployment_environment_name="prod"`) inside the braces.
 func (s *SLO) selector(metric string, extra []string) string {
-	m := append([]string{fmt.Sprintf("%s=%q", labelSLOName, s.Name)}, extra...)
+	m := append([]string{fmt.Sprintf("%s=%q", promname.LabelSLOName, s.Name)}, extra...)
 	return metric + "{" + strings.Join(m, ",") + "}"
 }
 
@@ -124,10 +112,10 @@ func (s *SLO) selector(metric string, extra []string) string {
 // Sloth's template variable "{{.window}}".
 func (s *SLO) ErrorQuery(window string, extra []string) string {
 	if s.ExcludeUnknown {
-		return fmt.Sprintf("sum(rate(%s[%s]))", s.selector(metricViolated, extra), window)
+		return fmt.Sprintf("sum(rate(%s[%s]))", s.selector(promname.SLOViolated, extra), window)
 	}
 	return fmt.Sprintf("sum(rate(%s[%s])) - sum(rate(%s[%s]))",
-		s.selector(metricRequests, extra), window, s.selector(metricMet, extra), window)
+		s.selector(promname.SLORequests, extra), window, s.selector(promname.SLOMet, extra), window)
 }
 
 // TotalQuery is the rate of the SLI's denominator over window: the
@@ -136,9 +124,9 @@ func (s *SLO) ErrorQuery(window string, extra []string) string {
 func (s *SLO) TotalQuery(window string, extra []string) string {
 	if s.ExcludeUnknown {
 		return fmt.Sprintf("sum(rate(%s[%s])) + sum(rate(%s[%s]))",
-			s.selector(metricMet, extra), window, s.selector(metricViolated, extra), window)
+			s.selector(promname.SLOMet, extra), window, s.selector(promname.SLOViolated, extra), window)
 	}
-	return fmt.Sprintf("sum(rate(%s[%s]))", s.selector(metricRequests, extra), window)
+	return fmt.Sprintf("sum(rate(%s[%s]))", s.selector(promname.SLORequests, extra), window)
 }
 
 // Denominator names the SLI's denominator for titles and descriptions.
@@ -151,5 +139,5 @@ func (s *SLO) Denominator() string {
 
 // GoodQuery is the rate of requests that met the SLO over window.
 func (s *SLO) GoodQuery(window string, extra []string) string {
-	return fmt.Sprintf("sum(rate(%s[%s]))", s.selector(metricMet, extra), window)
+	return fmt.Sprintf("sum(rate(%s[%s]))", s.selector(promname.SLOMet, extra), window)
 }
