@@ -8,6 +8,14 @@ import (
 	"github.com/llmslo/llmslo/internal/slo"
 )
 
+// Prefix is the attribute_prefix, for the llmslo command's report, which
+// reads the processor's attributes back.
+func (c *Config) Prefix() string { return c.AttributePrefix }
+
+// ITLTokenAware is token_aware_itl, for the llmslo command's report, which
+// derives ITL again as the processor does.
+func (c *Config) ITLTokenAware() bool { return c.TokenAwareITL }
+
 // SLODefinitions are the configuration's SLOs as internal/slo defines them,
 // for the llmslo command, which runs this processor in-process and reads
 // its verdicts again: the same thresholds the processor compiles.

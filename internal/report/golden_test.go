@@ -31,15 +31,7 @@ func goldenOptionsWith(t testing.TB, change func(*llmsloprocessor.Config)) Optio
 	cfg := procs[0].Config
 	change(cfg)
 	require.NoError(t, cfg.Validate())
-	return Options{Processor: processorOf(cfg), ProcessorID: "llm_slo (testdata/collector.yaml)"}
-}
-
-// processorOf is the processor of cfg, as the llmslo command builds it.
-func processorOf(cfg *llmsloprocessor.Config) Processor {
-	return Processor{
-		Factory: llmsloprocessor.NewFactory(), Config: cfg, AttributePrefix: cfg.AttributePrefix,
-		TokenAwareITL: cfg.TokenAwareITL, SLOs: cfg.SLODefinitions(), Events: cfg.PresetEvents(),
-	}
+	return Options{Processor: NewProcessor(llmsloprocessor.NewFactory(), cfg), ProcessorID: "llm_slo (testdata/collector.yaml)"}
 }
 
 func runFiles(t *testing.T, opts Options, files ...string) *Report {
