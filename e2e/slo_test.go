@@ -100,7 +100,11 @@ func TestSLOTwoReplicas(t *testing.T) {
 	}
 	procs, err := collectorconfig.Load(context.Background(), cfgPath)
 	require.NoError(t, err)
-	slos, err := slorules.FromProcessors(procs)
+	var in []slorules.Processor
+	for _, p := range procs {
+		in = append(in, slorules.Processor{ID: p.ID.String(), AttributePrefix: p.Config.AttributePrefix, SLOs: p.Config.SLODefinitions()})
+	}
+	slos, err := slorules.FromProcessors(in)
 	require.NoError(t, err)
 	opts := slorules.Options{WindowDivisor: windowDivisor}
 	var rules bytes.Buffer

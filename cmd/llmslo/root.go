@@ -39,5 +39,16 @@ func loadSLOs(cmd *cobra.Command, path string) ([]slorules.SLO, error) {
 	if err != nil {
 		return nil, err
 	}
-	return slorules.FromProcessors(procs)
+	return slorules.FromProcessors(rulesInput(procs))
+}
+
+// rulesInput is what the rules read of each processor: its ID, its
+// attribute_prefix and its SLOs as the processor's configuration defines
+// them.
+func rulesInput(procs []collectorconfig.Processor) []slorules.Processor {
+	out := make([]slorules.Processor, 0, len(procs))
+	for _, p := range procs {
+		out = append(out, slorules.Processor{ID: p.ID.String(), AttributePrefix: p.Config.AttributePrefix, SLOs: p.Config.SLODefinitions()})
+	}
+	return out
 }

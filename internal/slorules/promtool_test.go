@@ -17,6 +17,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/llmslo/llmslo/internal/promname"
+	"github.com/llmslo/llmslo/internal/promtime"
+	"github.com/llmslo/llmslo/internal/slo"
 )
 
 // promtool finds Prometheus's promtool (Debian package prometheus). Under
@@ -50,27 +52,18 @@ func runPromtool(t *testing.T, args ...string) {
 	t.Logf("promtool %s:\n%s", args[0]+" "+args[1], out)
 }
 
-// TestPromtoolCheckRules: promtool accepts every rule file llmslo writes:
-// both example configurations, with and without the guard and the test
-// divisor, several SLOs and periods.
+// TestPromtoolCheckRules: promtool accepts the rule files llmslo writes,
+// with and without the guard and the test divisor, for several SLOs and
+// periods (the llmslo command's tests check the example configurations).
 func TestPromtoolCheckRules(t *testing.T) {
 	promtool(t)
 	dir := t.TempDir()
 	var files []string
-	for _, cfg := range []string{"../../config/collector.yaml", "../../config/demo.yaml", ""} {
-		var slos []SLO
-		if cfg == "" {
-			var err error
-			slos, err = load(t, twoProcessors)
-			require.NoError(t, err)
-		} else {
-			slos = loadFile(t, cfg)
-		}
-		for i, o := range []Options{{}, {MinRequests: 20, WindowDivisor: 60, Matchers: []string{`deployment_environment_name="prod"`}}} {
-			sub := filepath.Join(dir, fmt.Sprintf("%d-%d", len(files), i))
-			require.NoError(t, os.Mkdir(sub, 0o700))
-			files = append(files, writeRules(t, sub, slos, o))
-		}
+	slos := slosOf(t, twoProcessors...)
+	for i, o := range []Options{{}, {MinRequests: 20, WindowDivisor: 60, Matchers: []string{`deployment_environment_name="prod"`}}} {
+		sub := filepath.Join(dir, fmt.Sprint(i))
+		require.NoError(t, os.Mkdir(sub, 0o700))
+		files = append(files, writeRules(t, sub, slos, o))
 	}
 	runPromtool(t, append([]string{"check", "rules"}, files...)...)
 }
@@ -143,13 +136,9 @@ func expAlert(o Options, s *SLO, severity string) map[string]any {
 //     of the replicas' ratios (2.5%).
 func TestPromtoolRules(t *testing.T) {
 	promtool(t)
-	slos, err := load(t, `
-processors:
-  llm_slo:
-    slos:
-      - {name: interactive, ttft: 500ms, tpot: 15ms, e2e: 2s, objective: 99}
-`)
-	require.NoError(t, err)
+	slos := slosOf(t, llmSLO(
+		slo.Definition{Name: "interactive", Objective: 99, Period: 30 * promtime.Day, Bounds: []slo.Bound{ms(slo.TTFT, 500), ms(slo.TPOT, 15), ms(slo.E2E, 2000)}},
+	))
 	s := &slos[0]
 	for _, guard := range []float64{0, 20} {
 		o := Options{MinRequests: guard}
@@ -252,13 +241,9 @@ func promLabels(m map[string]string) string {
 //     of the 5m ratios says about 2.75%).
 func TestPromtoolPeriodRatio(t *testing.T) {
 	promtool(t)
-	slos, err := load(t, `
-processors:
-  llm_slo:
-    slos:
-      - {name: interactive, ttft: 500ms, objective: 99}
-`)
-	require.NoError(t, err)
+	slos := slosOf(t, llmSLO(
+		slo.Definition{Name: "interactive", Objective: 99, Period: 30 * promtime.Day, Bounds: []slo.Bound{ms(slo.TTFT, 500)}},
+	))
 	s, o := &slos[0], Options{}
 	dir := t.TempDir()
 	writeRules(t, dir, slos, o)
@@ -306,13 +291,9 @@ processors:
 // a TTFT), naming ttft:unknown in its description; at 5% it stays quiet.
 func TestPromtoolUnknownVerdicts(t *testing.T) {
 	promtool(t)
-	slos, err := load(t, `
-processors:
-  llm_slo:
-    slos:
-      - {name: interactive, ttft: 500ms, objective: 99}
-`)
-	require.NoError(t, err)
+	slos := slosOf(t, llmSLO(
+		slo.Definition{Name: "interactive", Objective: 99, Period: 30 * promtime.Day, Bounds: []slo.Bound{ms(slo.TTFT, 500)}},
+	))
 	s, o := &slos[0], Options{}
 	dir := t.TempDir()
 	writeRules(t, dir, slos, o)
@@ -358,14 +339,10 @@ processors:
 // (600 - 450)/600 = 0.25.
 func TestPromtoolUnknownExcluded(t *testing.T) {
 	promtool(t)
-	slos, err := load(t, `
-processors:
-  llm_slo:
-    slos:
-      - {name: decidable, ttft: 500ms, objective: 99, unknown_verdicts: exclude}
-      - {name: interactive, ttft: 500ms, objective: 99}
-`)
-	require.NoError(t, err)
+	slos := slosOf(t, llmSLO(
+		slo.Definition{Name: "decidable", Objective: 99, Period: 30 * promtime.Day, Bounds: []slo.Bound{ms(slo.TTFT, 500)}, ExcludeUnknown: true},
+		slo.Definition{Name: "interactive", Objective: 99, Period: 30 * promtime.Day, Bounds: []slo.Bound{ms(slo.TTFT, 500)}},
+	))
 	require.True(t, slos[0].ExcludeUnknown)
 	require.False(t, slos[1].ExcludeUnknown)
 	o := Options{}
