@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	llmsloprocessor "github.com/llmslo/llmslo"
-	"github.com/llmslo/llmslo/internal/collectorconfig"
 	"github.com/llmslo/llmslo/internal/report"
 )
 
@@ -150,7 +149,7 @@ func loadConfig(cmd *cobra.Command, path, id string) (*llmsloprocessor.Config, s
 		}
 		return llmsloprocessor.NewFactory().CreateDefaultConfig().(*llmsloprocessor.Config), "", nil
 	}
-	procs, err := collectorconfig.Load(cmd.Context(), path)
+	procs, err := loadProcessors(cmd.Context(), path)
 	if err != nil {
 		return nil, "", err
 	}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -107,6 +108,28 @@ processors:
 		{Name: "engine_queue", Processor: "llm_slo/engine", Objective: 99.9, Period: 28 * promtime.Day,
 			Description: "queue time <= 100ms (layer server; models m1, m2)", LayerLabel: "x_layer", Layer: "server"},
 	}, slos)
+}
+
+// TestLoadProcessors: the configurations of config/ decode and validate,
+// ${env:VAR} references are resolved, and processors come sorted by ID.
+func TestLoadProcessors(t *testing.T) {
+	for _, f := range []string{"../../config/collector.yaml", "../../config/demo.yaml"} {
+		got, err := loadProcessors(context.Background(), f)
+		require.NoError(t, err, f)
+		assert.NotEmpty(t, got[0].Config.SLOs, f)
+	}
+	t.Setenv("LLMSLO_TEST_TTFT", "750ms")
+	got, err := loadProcessors(context.Background(), writeConfig(t, `
+processors:
+  llm_slo/edge: {slos: [{name: chat, ttft: "${env:LLMSLO_TEST_TTFT}"}]}
+  llm_slo: {attribute_prefix: "x.", slos: [{name: batch, e2e: 30s}]}
+`))
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.Equal(t, "llm_slo", got[0].ID.String())
+	assert.Equal(t, "x.", got[0].Config.AttributePrefix)
+	assert.Equal(t, "llm.", got[1].Config.AttributePrefix, "the processor's default")
+	assert.Equal(t, 750*time.Millisecond, *got[1].Config.SLOs[0].TTFT)
 }
 
 func TestRulesCommandErrors(t *testing.T) {

@@ -26,7 +26,7 @@ func goldenOptions(t testing.TB) Options {
 // goldenOptionsWith is goldenOptions with the processor's configuration
 // changed by change.
 func goldenOptionsWith(t testing.TB, change func(*llmsloprocessor.Config)) Options {
-	procs, err := collectorconfig.Load(context.Background(), "testdata/collector.yaml")
+	procs, err := collectorconfig.Load[*llmsloprocessor.Config](context.Background(), "testdata/collector.yaml", llmsloprocessor.NewFactory())
 	require.NoError(t, err)
 	cfg := procs[0].Config
 	change(cfg)
