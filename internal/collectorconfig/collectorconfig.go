@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -63,7 +64,8 @@ func fromConf[C Config](conf *confmap.Conf, path string, factory processor.Facto
 	}
 	var out []Processor[C]
 	var errs []error
-	for key := range procs.ToStringMap() {
+	// In key order, so that several errors read the same on every run.
+	for _, key := range slices.Sorted(maps.Keys(procs.ToStringMap())) {
 		var id component.ID
 		if err := id.UnmarshalText([]byte(key)); err != nil {
 			errs = append(errs, fmt.Errorf("%s: processors::%s: %w", path, key, err))

@@ -104,6 +104,14 @@ func TestLoadErrors(t *testing.T) {
 			}
 		})
 	}
+	// Two errors, in processor order on every run.
+	two := write(t, "processors:\n  llm_slo/b: {sloz: []}\n  llm_slo/a: {slos: [{name: Bad}]}\n")
+	for range 20 {
+		_, err := load(context.Background(), two)
+		if err == nil || !strings.HasPrefix(err.Error(), two+": processors::llm_slo/a: slos: name Bad") || !strings.Contains(err.Error(), "\n"+two+": processors::llm_slo/b: ") {
+			t.Fatalf("err = %v", err)
+		}
+	}
 	if _, err := load(context.Background(), filepath.Join(t.TempDir(), "missing.yaml")); err == nil {
 		t.Fatal("a missing file must be an error")
 	}
