@@ -103,7 +103,7 @@ func TestSLOTwoReplicas(t *testing.T) {
 	require.NoError(t, err)
 	var in []slorules.Processor
 	for _, p := range procs {
-		in = append(in, slorules.Processor{ID: p.ID.String(), AttributePrefix: p.Config.AttributePrefix, SLOs: p.Config.SLODefinitions()})
+		in = append(in, slorules.NewProcessor(p.ID.String(), p.Config))
 	}
 	slos, err := slorules.FromProcessors(in)
 	require.NoError(t, err)

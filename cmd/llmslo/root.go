@@ -54,13 +54,11 @@ func loadSLOs(cmd *cobra.Command, path string) ([]slorules.SLO, error) {
 	return slorules.FromProcessors(rulesInput(procs))
 }
 
-// rulesInput is what the rules read of each processor: its ID, its
-// attribute_prefix and its SLOs as the processor's configuration defines
-// them.
+// rulesInput is what the rules read of each processor.
 func rulesInput(procs []processorConfig) []slorules.Processor {
 	out := make([]slorules.Processor, 0, len(procs))
 	for _, p := range procs {
-		out = append(out, slorules.Processor{ID: p.ID.String(), AttributePrefix: p.Config.AttributePrefix, SLOs: p.Config.SLODefinitions()})
+		out = append(out, slorules.NewProcessor(p.ID.String(), p.Config))
 	}
 	return out
 }

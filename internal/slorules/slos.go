@@ -58,6 +58,21 @@ type Processor struct {
 	SLOs            []slo.Definition
 }
 
+// Config is what the rules read of a processor's configuration. The
+// llm_slo processor's Config implements it; taking it through an interface
+// keeps this package from importing the processor.
+type Config interface {
+	// Prefix is the attribute_prefix.
+	Prefix() string
+	SLODefinitions() []slo.Definition
+}
+
+// NewProcessor is the processor id (as written: "llm_slo/edge") with its
+// validated configuration cfg.
+func NewProcessor(id string, cfg Config) Processor {
+	return Processor{ID: id, AttributePrefix: cfg.Prefix(), SLOs: cfg.SLODefinitions()}
+}
+
 // FromProcessors lists the SLOs with an objective, in configuration order.
 // The connector's metrics carry the SLO name only, so a name used by two
 // processors is an error.
