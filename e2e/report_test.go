@@ -74,10 +74,7 @@ service:
 	require.NoError(t, f.Close())
 
 	cfg := llmsloprocessor.NewFactory().CreateDefaultConfig().(*llmsloprocessor.Config)
-	opts := report.Options{Processor: report.Processor{
-		Factory: llmsloprocessor.NewFactory(), Config: cfg, AttributePrefix: cfg.AttributePrefix,
-		TokenAwareITL: cfg.TokenAwareITL, SLOs: cfg.SLODefinitions(), Events: cfg.PresetEvents(),
-	}}
+	opts := report.Options{Processor: report.NewProcessor(llmsloprocessor.NewFactory(), cfg)}
 	r, err := report.Run(ctx, opts, report.Inputs{Paths: []string{out}}, nil, 0)
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), r.Requests)

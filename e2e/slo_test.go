@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	llmsloprocessor "github.com/llmslo/llmslo"
 	"github.com/llmslo/llmslo/internal/collectorconfig"
 	"github.com/llmslo/llmslo/internal/dashboard"
 	"github.com/llmslo/llmslo/internal/loadgen"
@@ -98,9 +99,13 @@ func TestSLOTwoReplicas(t *testing.T) {
 		require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o600))
 		replicas = append(replicas, r)
 	}
-	procs, err := collectorconfig.Load(context.Background(), cfgPath)
+	procs, err := collectorconfig.Load[*llmsloprocessor.Config](context.Background(), cfgPath, llmsloprocessor.NewFactory())
 	require.NoError(t, err)
-	slos, err := slorules.FromProcessors(procs)
+	var in []slorules.Processor
+	for _, p := range procs {
+		in = append(in, slorules.NewProcessor(p.ID.String(), p.Config))
+	}
+	slos, err := slorules.FromProcessors(in)
 	require.NoError(t, err)
 	opts := slorules.Options{WindowDivisor: windowDivisor}
 	var rules bytes.Buffer
