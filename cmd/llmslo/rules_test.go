@@ -171,3 +171,18 @@ func TestDashboardCommand(t *testing.T) {
 		assert.Len(t, d.Panels, 14)
 	}
 }
+
+// TestMatcherFlag: a matcher is one flag value as written, quotes and
+// commas inside it included (a CSV-splitting flag refused the docs' own
+// example, 'deployment_environment_name="prod"').
+func TestMatcherFlag(t *testing.T) {
+	for _, tc := range []struct{ cmd, want string }{
+		{"rules", `llm_slo_requests_total{llm_slo_name="interactive",deployment_environment_name="prod",k8s_namespace_name=~"a,b"}`},
+		{"dashboard", `llm_layer=~\"$layer\", deployment_environment_name=\"prod\", k8s_namespace_name=~\"a,b\"}`},
+	} {
+		out, err := run(t, tc.cmd, "--config", filepath.Join("..", "..", "config", "collector.yaml"),
+			"--matcher", `deployment_environment_name="prod"`, "--matcher", `k8s_namespace_name=~"a,b"`)
+		require.NoError(t, err, tc.cmd)
+		assert.Contains(t, out, tc.want, tc.cmd)
+	}
+}
