@@ -67,7 +67,7 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 30s)
 	done
 
 .PHONY: run
-run: dist ## Build, start the collector on config/demo.yaml, send sample spans and ~30s of load (DURATION, RATE), show the live table, stop
+run: dist ## Build, start the collector on config/demo.yaml, send sample spans and ~30s of load (DURATION, RATE), show the live table and the report on the captured traces, stop
 	@DURATION=$(DURATION) RATE=$(RATE) scripts/demo.sh
 
 .PHONY: collector

@@ -25,6 +25,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/llmslo/llmslo/internal/assembly"
 	"github.com/llmslo/llmslo/internal/metadata"
 )
 
@@ -97,7 +98,7 @@ func newRefusalRig(t *testing.T, maxHeld int, script []error) *refusalRig {
 	set.TelemetrySettings = r.tel.NewTelemetrySettings()
 	r.impl, err = newProcessor(set, cfg, fanout)
 	require.NoError(t, err)
-	r.impl.asm.now = func() time.Time { return r.now }
+	r.impl.asm.SetClock(func() time.Time { return r.now })
 	r.p, err = newTracesFromImpl(context.Background(), set, cfg, fanout, r.impl)
 	require.NoError(t, err)
 	return r
@@ -106,7 +107,7 @@ func newRefusalRig(t *testing.T, maxHeld int, script []error) *refusalRig {
 // tick moves the clock by d and runs the wait timer's release once.
 func (r *refusalRig) tick(d time.Duration) {
 	r.now = r.now.Add(d)
-	_ = r.impl.asm.emit(context.Background(), r.impl.asm.expire(r.now, false), false)
+	_ = r.impl.asm.Tick(context.Background())
 	checkCounters(r.t, r.impl.asm)
 }
 
@@ -181,7 +182,7 @@ func tick(d time.Duration) rigStep              { return func(r *refusalRig) { r
 // batch that carried them is refused. Before the copy, the first retryable
 // refusal panicked with "invalid access to shared data".
 func TestAssemblyReadOnlyRefusal(t *testing.T) {
-	const retry = maxRetryBackoff // past any pause
+	const retry = assembly.MaxRetryBackoff // past any pause
 	tests := []struct {
 		name    string
 		maxHeld int
@@ -266,8 +267,8 @@ func TestAssemblyReadOnlyRefusal(t *testing.T) {
 			assert.Equal(t, given, r.evictions())
 			assert.Empty(t, r.exp.script, "every scripted answer used")
 			assert.Positive(t, r.exp.readOnly, "the fan-out handed read-only data")
-			assert.Equal(t, 0, r.impl.asm.released.SpanCount())
-			assert.Empty(t, r.impl.asm.awaiting)
+			assert.Equal(t, 0, r.impl.asm.Stats().Released)
+			assert.Zero(t, r.impl.asm.Stats().Awaiting)
 		})
 	}
 }

@@ -6,7 +6,6 @@ package llmsloprocessor
 import (
 	"context"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -24,7 +23,7 @@ import (
 )
 
 // assemblyHarness runs the processor in trace-assembly mode with a manual
-// clock: the ticker is not started, tests call expire themselves.
+// clock: the ticker is not started, tests call Tick themselves.
 type assemblyHarness struct {
 	t    *testing.T
 	p    processor.Traces
@@ -43,7 +42,7 @@ func newAssemblyHarness(t *testing.T, mutate func(*Config)) *assemblyHarness {
 	set := processortest.NewNopSettings(metadata.Type)
 	h.impl, err = newProcessor(set, cfg, h.sink)
 	require.NoError(t, err)
-	h.impl.asm.now = func() time.Time { return h.now }
+	h.impl.asm.SetClock(func() time.Time { return h.now })
 	h.p = h.impl.wrap(t, set, cfg, h.sink)
 	return h
 }
@@ -61,7 +60,7 @@ func (h *assemblyHarness) consume(td ptrace.Traces) {
 // advance moves the clock and releases what is due.
 func (h *assemblyHarness) advance(d time.Duration) {
 	h.now = h.now.Add(d)
-	_ = h.impl.asm.emit(context.Background(), h.impl.asm.expire(h.now, false), false)
+	_ = h.impl.asm.Tick(context.Background())
 }
 
 // spans returns every span that reached the sink, by name.
@@ -240,65 +239,6 @@ func TestAssemblyShutdownFlushes(t *testing.T) {
 	assert.Equal(t, n, h.sink.SpanCount())
 	errText, _ := h.spans()["chat_completions"][0].Attributes().Get("llm.metrics.error")
 	assert.Equal(t, "ttft:not_emitted,output_tokens:not_emitted", errText.Str())
-}
-
-func stepBatch(traceID byte, n int) ptrace.Traces {
-	td := ptrace.NewTraces()
-	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
-	for i := range n {
-		s := spans.AppendEmpty()
-		s.SetName("decode_loop")
-		s.SetTraceID(pcommon.TraceID{traceID, byte(i >> 16), byte(i >> 8), byte(i)})
-		s.SetStartTimestamp(pcommon.Timestamp(1_767_225_600_000_000_000))
-		s.SetEndTimestamp(pcommon.Timestamp(1_767_225_600_000_000_000 + int64(i)))
-		s.Attributes().PutInt("decode_ct", 1)
-	}
-	return td
-}
-
-// TestAssemblyBounds: a flood of steps whose request never arrives stays
-// within max_traces and max_steps; the excess is counted and passes on.
-func TestAssemblyBounds(t *testing.T) {
-	h := newAssemblyHarness(t, func(c *Config) {
-		c.TraceAssembly.MaxTraces = 100
-		c.TraceAssembly.MaxSteps = 150
-		c.TraceAssembly.MaxStepsPerTrace = 3
-	})
-	for b := range 50 {
-		h.consume(stepBatch(byte(b), 1000))
-		a := h.impl.asm
-		a.mu.Lock()
-		assert.LessOrEqual(t, len(a.traces), 100)
-		assert.LessOrEqual(t, a.totalSteps, 150)
-		a.mu.Unlock()
-	}
-	assert.Equal(t, 50*1000, h.sink.SpanCount(), "step spans pass through")
-	h.advance(time.Hour)
-	assert.Zero(t, len(h.impl.asm.traces))
-	assert.Zero(t, h.impl.asm.totalSteps)
-}
-
-// TestAssemblyMemoryFlat: memory stays flat under a flood of distinct
-// traces whose request span never arrives.
-func TestAssemblyMemoryFlat(t *testing.T) {
-	h := newAssemblyHarness(t, func(c *Config) { c.TraceAssembly.MaxTraces = 1000 })
-	heap := func() uint64 {
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return m.HeapAlloc
-	}
-	for b := range 20 {
-		h.consume(stepBatch(byte(b), 5000))
-		h.sink.Reset()
-	}
-	base := heap()
-	for b := range 100 {
-		h.consume(stepBatch(byte(b+20), 5000))
-		h.sink.Reset()
-	}
-	assert.Less(t, float64(heap()), float64(base)*1.5+4<<20, "heap grew from %d", base)
-	assert.LessOrEqual(t, len(h.impl.asm.traces), 1000)
 }
 
 // TestAssemblyJoin: the engine's queue time and TTFT reach the client span

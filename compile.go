@@ -59,7 +59,8 @@ func (a *AttributesConfig) applyTo(m *preset.Mapping) error {
 		name string
 		src  []TimingConfig
 		dst  *[]preset.TimingAttr
-	}{{"ttft", a.TTFT, &m.TTFT}, {"e2e", a.E2E, &m.E2E}, {"itl_mean", a.ITLMean, &m.ITLMean}, {"queue_time", a.QueueTime, &m.QueueTime}} {
+	}{{"ttft", a.TTFT, &m.TTFT}, {"e2e", a.E2E, &m.E2E}, {"itl_mean", a.ITLMean, &m.ITLMean}, {"queue_time", a.QueueTime, &m.QueueTime},
+		{"prefill_time", a.PrefillTime, &m.PrefillTime}, {"kv_transfer_time", a.KVTransferTime, &m.KVTransferTime}, {"decode_time", a.DecodeTime, &m.DecodeTime}} {
 		if t.src == nil {
 			continue
 		}
@@ -121,7 +122,7 @@ func (c *Config) presets() ([]*preset.Preset, error) {
 // compiledSLO is an SLO with its attribute keys, built once.
 type compiledSLO struct {
 	*slo.SLO
-	metKey, violationsKey string
+	metKey, violationsKey, causesKey string
 	// pure: the SLO reads nothing from the span's attributes (no
 	// per-request thresholds, no attribute selector), so it can be judged
 	// before the values are written.
@@ -137,6 +138,7 @@ func (c *Config) compileSLOs(keys contract.Keys) []compiledSLO {
 			SLO:           sc.compileFrom(slo.New(sc.Name, sc.limits(), sc.Selector.compile())),
 			metKey:        keys.SLOMet(sc.Name),
 			violationsKey: keys.SLOViolations(sc.Name),
+			causesKey:     keys.SLOCauses(sc.Name),
 		}
 		c.pure = c.From == nil && len(c.Selector.Attributes) == 0
 		out = append(out, c)

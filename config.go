@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/llmslo/llmslo/internal/assembly"
 	"github.com/llmslo/llmslo/internal/confcheck"
 	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/derive"
@@ -216,15 +217,19 @@ type CondConfig struct {
 // AttributesConfig maps span attributes to fields; for each field the first
 // key present on the span is used. A set list replaces the extended one.
 type AttributesConfig struct {
-	TTFT         []TimingConfig `mapstructure:"ttft"`
-	E2E          []TimingConfig `mapstructure:"e2e"`
-	ITLMean      []TimingConfig `mapstructure:"itl_mean"`
-	QueueTime    []TimingConfig `mapstructure:"queue_time"`
-	OutputTokens []string       `mapstructure:"output_tokens"`
-	InputTokens  []string       `mapstructure:"input_tokens"`
-	RequestN     []string       `mapstructure:"request_n"`
-	Stream       []string       `mapstructure:"stream"`
-	Model        []string       `mapstructure:"model"`
+	TTFT      []TimingConfig `mapstructure:"ttft"`
+	E2E       []TimingConfig `mapstructure:"e2e"`
+	ITLMean   []TimingConfig `mapstructure:"itl_mean"`
+	QueueTime []TimingConfig `mapstructure:"queue_time"`
+	// The engine's parts of TTFT and E2E (README, "Attributes written").
+	PrefillTime    []TimingConfig `mapstructure:"prefill_time"`
+	KVTransferTime []TimingConfig `mapstructure:"kv_transfer_time"`
+	DecodeTime     []TimingConfig `mapstructure:"decode_time"`
+	OutputTokens   []string       `mapstructure:"output_tokens"`
+	InputTokens    []string       `mapstructure:"input_tokens"`
+	RequestN       []string       `mapstructure:"request_n"`
+	Stream         []string       `mapstructure:"stream"`
+	Model          []string       `mapstructure:"model"`
 
 	CacheReadInputTokens  []string `mapstructure:"cache_read_input_tokens"`
 	CacheWriteInputTokens []string `mapstructure:"cache_write_input_tokens"`
@@ -312,6 +317,12 @@ func (c *Config) validateCustomPresets() []error {
 		}
 	}
 	return errs
+}
+
+// bounds are the settings as the assembly takes them.
+func (ta *TraceAssemblyConfig) bounds() assembly.Config {
+	return assembly.Config{Wait: ta.Wait, MaxTraces: ta.MaxTraces, MaxStepsPerTrace: ta.MaxStepsPerTrace,
+		MaxSteps: ta.MaxSteps, MaxHeldPerTrace: ta.MaxHeldPerTrace, MaxHeld: ta.MaxHeld}
 }
 
 func (ta *TraceAssemblyConfig) validate() []error {

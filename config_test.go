@@ -5,6 +5,7 @@ package llmsloprocessor
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,7 +16,12 @@ import (
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/llmslo/llmslo/internal/metadata"
+	"github.com/llmslo/llmslo/internal/preset"
 )
+
+// allPresets is how a refusal lists the built-in presets: the table's
+// order, so a new preset changes no test.
+var allPresets = strings.Join(preset.Names(), ", ")
 
 func dur(d time.Duration) *time.Duration { return &d }
 func boolp(b bool) *bool                 { return &b }
@@ -97,7 +103,7 @@ func TestLoadConfig(t *testing.T) {
 		}},
 		{name: "negative_threshold", errs: []string{"slos[0].ttft: -1s must be a positive duration such as 500ms"}},
 		{name: "duplicate_slo", errs: []string{`slos[1].name: duplicate SLO name "a"`}},
-		{name: "unknown_preset", errs: []string{`presets: unknown preset "triton": allowed values are trtllm, vllm, sglang, tgi, engine, strands, openlit, vercel_ai, openllmetry, openinference, langfuse, litellm, sentry, pydantic_ai, semconv`}},
+		{name: "unknown_preset", errs: []string{`presets: unknown preset "triton": allowed values are ` + allPresets}},
 		{name: "bad_assembly", errs: []string{
 			"trace_assembly.wait: 0s must be a positive duration such as 6s",
 			"trace_assembly.max_steps: -1 must be positive",
@@ -107,7 +113,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "bad_prefix", errs: []string{`attribute_prefix: "llm" must end with "."`}},
 		{name: "bad_selector", errs: []string{
 			`slos[0].selector.layer: "edge": allowed values are "client", "server"`,
-			`slos[0].selector.presets: unknown preset "nope": allowed values are trtllm, vllm, sglang, tgi, engine, strands, openlit, vercel_ai, openllmetry, openinference, langfuse, litellm, sentry, pydantic_ai, semconv`,
+			`slos[0].selector.presets: unknown preset "nope": allowed values are ` + allPresets,
 			`slos[0].selector.levels: unknown level "sdk": allowed values are framework, provider, unstated`,
 			`slos[0].selector.attributes[0].key: must not be empty`,
 			`slos[0].selector.attributes[0].values: list at least one value`,

@@ -4,8 +4,8 @@
 // Package llmsloprocessor is an OpenTelemetry Collector traces processor,
 // type "llm_slo", that recognizes LLM request spans, derives their TTFT,
 // TPOT, ITL, E2E and queue time, judges them against configured SLOs and
-// writes the results onto the span. See the README for the attribute
-// contract and the formulas.
+// writes the results onto the span. See docs/processor.md for the
+// attribute contract and the formulas.
 package llmsloprocessor
 
 import (
@@ -13,7 +13,6 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
@@ -53,29 +52,10 @@ func createTraces(ctx context.Context, set processor.Settings, cfg component.Con
 
 func newTracesFromImpl(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces, p *llmSLOProcessor) (processor.Traces, error) {
 	if p.asm != nil {
-		next = settlingNext{Traces: next, asm: p.asm}
+		next = p.asm.Settling(next)
 	}
 	return processorhelper.NewTraces(ctx, set, cfg, next, p.processTraces,
 		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: true}),
 		processorhelper.WithStart(p.start),
 		processorhelper.WithShutdown(p.shutdown))
-}
-
-// settlingNext is the next consumer as processorhelper sees it with trace
-// assembly on: it learns whether the next consumer acknowledged a batch and
-// settles the request spans the batch held back accordingly.
-// processorhelper hands the batch processTraces returned to it unchanged,
-// and the context too, which is why the batch is what finds its holdTx.
-type settlingNext struct {
-	consumer.Traces
-	asm *assembler
-}
-
-func (n settlingNext) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	tx := n.asm.inFlight(td)
-	err := n.Traces.ConsumeTraces(ctx, td)
-	if tx != nil {
-		n.asm.settle(tx, err == nil)
-	}
-	return err
 }

@@ -37,6 +37,7 @@ var fuzzKeys = []string{
 	"openinference.span.kind", "langfuse.observation.type", "langfuse.observation.completion_start_time",
 	"gen_ai.request.model", "rid", "llm.request.type", "http.method", "llm.ttft", "llm.slo.interactive.met", "llm.metrics.source",
 	"langfuse.observation.usage_details", "llm.slo.forged.met", "llm.itl.gap_weights", "gen_ai.response.model",
+	"gen_ai.latency.time_in_model_prefill", "gen_ai.latency.time_in_model_decode", "llm.network_time", "llm.slo.interactive.causes",
 }
 
 var fuzzNames = []string{"llm_request", " Req 1a2b3c4d", "openai.chat", "chat m", "litellm_request", "ChatCompletion", "GET /", ""}
@@ -180,6 +181,7 @@ func FuzzProcessor(f *testing.F) {
 			}
 			_, forged := o.Attributes().Get("llm.slo.forged.met")
 			require.False(t, forged, "a key of the namespace that the processor did not write survived")
+			checkPartsAndCauses(t, keys, o.Attributes())
 			if m, ok := o.Attributes().Get(keys.Model); ok {
 				require.True(t, utf8.ValidString(m.Str()), "model %q is not UTF-8", m.Str())
 			}
@@ -188,6 +190,23 @@ func FuzzProcessor(f *testing.F) {
 }
 
 func isOwnKey(k contract.Keys, key string) bool { return k.Owns(key) }
+
+// checkPartsAndCauses: every part written is a duration within the bounds
+// (never negative), and every causes entry is of the closed vocabulary.
+func checkPartsAndCauses(t *testing.T, keys contract.Keys, attrs pcommon.Map) {
+	for _, key := range []string{keys.QueueTime, keys.PrefillTime, keys.KVTransferTime, keys.DecodeTime, keys.NetworkTime} {
+		if v, ok := attrs.Get(key); ok {
+			require.Equal(t, pcommon.ValueTypeDouble, v.Type(), key)
+			require.True(t, v.Double() >= 0 && v.Double() <= contract.MaxSeconds, "%s = %v", key, v.Double())
+		}
+	}
+	if v, ok := attrs.Get(keys.SLOCauses("interactive")); ok {
+		for _, e := range v.Slice().All() {
+			_, _, valid := contract.ParseCauseEntry(e.Str())
+			require.True(t, valid, "cause %q", e.Str())
+		}
+	}
+}
 
 // sameValue is Value.Equal, except that a NaN equals itself bit for bit.
 func sameValue(a, b pcommon.Value) bool {
@@ -230,7 +249,7 @@ func FuzzAssembly(f *testing.F) {
 		impl, err := newProcessor(set, cfg, next)
 		require.NoError(t, err)
 		now := time.Unix(1_767_225_600, 0)
-		impl.asm.now = func() time.Time { return now }
+		impl.asm.SetClock(func() time.Time { return now })
 		p, err := newTracesFromImpl(context.Background(), set, cfg, next, impl)
 		require.NoError(t, err)
 		acknowledged, ids := 0, uint16(0)
@@ -239,7 +258,7 @@ func FuzzAssembly(f *testing.F) {
 			acknowledged += sendRetrying(p, td)
 			checkCounters(t, impl.asm)
 			now = now.Add(time.Duration(r.byte()) * 100 * time.Millisecond)
-			_ = impl.asm.emit(context.Background(), impl.asm.expire(now, false), false)
+			_ = impl.asm.Tick(context.Background())
 			checkCounters(t, impl.asm)
 		}
 		next.r = &fuzzReader{} // the input is spent: accept from here on

@@ -29,3 +29,29 @@ func TestGoldenPerRequest(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, ptracetest.CompareTraces(want, got))
 }
+
+// causeGoldens are the cause rules (README, Decisions, "Why a request
+// missed"), one directory each under testdata/slos/causes; each input's
+// header gives the expected causes of every span.
+var causeGoldens = []string{
+	"ttft_largest_part", "ttft_unattributed", "pace_decode", "e2e_output_length",
+	"e2e_decode", "e2e_ttft_part", "queue_time", "network",
+}
+
+func TestGoldenCauses(t *testing.T) {
+	for _, dir := range causeGoldens {
+		t.Run(dir, func(t *testing.T) {
+			dir := filepath.Join("testdata", "slos", "causes", dir)
+			input, err := golden.ReadTraces(filepath.Join(dir, "input.yaml"))
+			require.NoError(t, err)
+			got := process(t, "causes", input)
+			expectedFile := filepath.Join(dir, "expected.yaml")
+			if *update {
+				require.NoError(t, golden.WriteTracesToFile(expectedFile, got))
+			}
+			want, err := golden.ReadTraces(expectedFile)
+			require.NoError(t, err)
+			require.NoError(t, ptracetest.CompareTraces(want, got))
+		})
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
+	"github.com/llmslo/llmslo/internal/assembly"
 	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/derive"
 	"github.com/llmslo/llmslo/internal/preset"
@@ -45,7 +46,7 @@ type llmSLOProcessor struct {
 
 	// asm joins step spans to request spans; nil unless trace_assembly is
 	// enabled, so the default processor keeps no cross-span state.
-	asm *assembler
+	asm *assembly.Assembler
 	// unregister removes the processor from the in-process registry the
 	// connectors read; set by the factory, safe to call more than once.
 	unregister func()
@@ -58,10 +59,16 @@ type batchState struct {
 	// nothing from the span only), for writeVerdicts to write.
 	pre    []preVerdict
 	limits slo.Limits // a request's own, for SLOs with per-request thresholds
-	counts *batchCounts
-	held   []int
-	// tx collects the spans the batch holds back (trace assembly).
-	tx *holdTx
+	// engine is the engine's view joined to the client span being written
+	// (trace assembly), nil otherwise; parts, what the request's TTFT is
+	// made of, built once per span when an SLO failed (partsReady).
+	engine     *assembly.ServerView
+	parts      slo.Parts
+	partsReady bool
+	counts     *batchCounts
+	held       []int
+	// batch is the batch's business with the trace assembly.
+	batch *assembly.Batch
 }
 
 func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*llmSLOProcessor, error) {
@@ -84,8 +91,8 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*l
 	p.watch = newWatch(set.Logger, cfg, presetNames(presets))
 	opts := derive.Options{TokenAwareITL: cfg.TokenAwareITL, OwnedPrefix: keys.Prefix, Owned: keys.Owns}
 	if cfg.TraceAssembly.Enabled {
-		p.asm = newAssembler(cfg.TraceAssembly, presets, next, set.Logger, p.tel)
-		p.asm.release = p.releaseHeld
+		p.asm = assembly.New(cfg.TraceAssembly.bounds(), presets,
+			assembly.Deps{Next: next, Logger: set.Logger, Telemetry: p.tel, Release: p.releaseHeld})
 		opts.Steps = p.asm
 	}
 	p.table = derive.NewTable(presets, opts)
@@ -102,7 +109,7 @@ func presetNames(presets []*preset.Preset) []string {
 
 func (p *llmSLOProcessor) start(context.Context, component.Host) error {
 	if p.asm != nil {
-		p.asm.start()
+		p.asm.Start()
 	}
 	return nil
 }
@@ -113,7 +120,7 @@ func (p *llmSLOProcessor) shutdown(ctx context.Context) error {
 		p.unregister()
 	}
 	if p.asm != nil {
-		return p.asm.shutdown(ctx)
+		return p.asm.Shutdown(ctx)
 	}
 	return nil
 }
@@ -133,34 +140,12 @@ func (p *llmSLOProcessor) releaseHeld(span ptrace.Span, resource pcommon.Map, sc
 	p.watch.merge(st.counts)
 }
 
-// addServerView writes the engine's view of the request onto a client span
-// when an engine span of the same trace came first (the usual order: the
-// engine finishes before its client does).
-func (p *llmSLOProcessor) addServerView(span ptrace.Span) {
-	if v := p.asm.serverViewOf(span.TraceID()); v != nil {
-		putSeconds(span.Attributes(), p.keys.ServerTTFT, v.ttft)
-		putSeconds(span.Attributes(), p.keys.ServerQueueTime, v.queueTime)
-	}
-}
-
-// assemble handles a request span of a producer with step spans, derived
-// already (from its steps when the assembly had them all). It reports
-// whether the span was held back (removed from its batch).
-func (p *llmSLOProcessor) assemble(span ptrace.Span, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, st *batchState) bool {
-	resource := rs.Resource()
-	expected, wait := stepsToWaitFor(p.table.PresetAt(st.res.PresetIndex), st.res.OutputTokens, st.res.HasOutputTokens)
-	if st.res.Assembled || !wait {
-		p.write(span, resource.Attributes(), st)
-		return false
-	}
-	if !p.asm.hold(st.tx, span, rs, ss, expected) {
-		// Held state is full: pass the span at once, derived from its own
-		// attributes, saying why its step timing is missing.
-		st.res.Errors.Set(derive.FieldITL, derive.Overflow)
-		p.write(span, resource.Attributes(), st)
-		return false
-	}
-	return true
+// writeServerView joins the engine's view of the request (Decision.Server)
+// onto a client span written already: what the engine saw of the same
+// request, beside the client's own values, which it never replaces.
+func (p *llmSLOProcessor) writeServerView(span ptrace.Span, v *assembly.ServerView) {
+	putSeconds(span.Attributes(), p.keys.ServerTTFT, v.TTFT)
+	putSeconds(span.Attributes(), p.keys.ServerQueueTime, v.QueueTime)
 }
 
 func (p *llmSLOProcessor) getState() *batchState {
@@ -174,10 +159,9 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 	st := p.getState()
 	defer p.putState(st)
 	if p.asm != nil {
-		st.tx = p.asm.begin()
+		st.batch = p.asm.Begin(td)
 	}
-	completed := p.asm != nil && p.asm.recordSteps(td)
-	recorded, held := false, 0
+	recorded := false
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -192,7 +176,6 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 				recorded = recorded || claimed
 				if h {
 					st.held = append(st.held, k)
-					held++
 				}
 			}
 			removeAt(spans, st.held)
@@ -202,31 +185,20 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 		p.tel.record(ctx, st.counts)
 		p.watch.merge(st.counts)
 	}
-	if p.asm != nil {
-		// A refused send keeps the spans for the next batch or tick.
-		_ = p.asm.emit(ctx, p.asm.takeReleased(completed), false)
-	}
-	switch {
-	case held == 0:
-		if p.asm != nil {
-			p.asm.settle(st.tx, true)
-		}
-	case td.SpanCount() == 0:
-		// Nothing goes on: the batch is acknowledged as it stands.
-		p.asm.settle(st.tx, true)
+	if p.asm != nil && p.asm.End(ctx, st.batch, td) {
+		// Every span was held: nothing goes on, the batch is acknowledged
+		// as it stands.
 		return td, processorhelper.ErrSkipProcessingData
-	default:
-		// settlingNext settles the holds with the next consumer's answer.
-		p.asm.await(td, st.tx)
 	}
 	return td, nil
 }
 
-// processSpan derives and writes one span of rs and ss, or hands it to the
-// trace assembly; scope is what ss says about the producer (ScopeOf, read
-// once per ScopeSpans). It reports whether a preset claimed the span and
-// whether the assembly held it (it keeps its own copy; the caller removes
-// the span).
+// processSpan derives and writes one span of rs and ss; with trace assembly
+// on, the assembly decides first whether it holds the span back or has an
+// engine's view to join onto it. scope is what ss says about the producer
+// (ScopeOf, read once per ScopeSpans). It reports whether a preset claimed
+// the span and whether the assembly held it (it keeps its own copy; the
+// caller removes the span).
 func (p *llmSLOProcessor) processSpan(span ptrace.Span, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, scope derive.Scope, st *batchState) (claimed, held bool) {
 	claimed = p.table.DeriveIn(span, scope, &st.res)
 	if st.res.Marked {
@@ -245,16 +217,22 @@ func (p *llmSLOProcessor) processSpan(span ptrace.Span, rs ptrace.ResourceSpans,
 		p.write(span, resource, st)
 		return true, false
 	}
-	if st.res.Layer == preset.LayerServer {
-		p.asm.noteServer(span.TraceID(), &st.res)
+	d := p.asm.Span(st.batch, assembly.Request{Span: span, Resource: rs, Scope: ss, Result: &st.res,
+		Preset: p.table.PresetAt(st.res.PresetIndex)})
+	if d.Held {
+		return true, true
 	}
-	if p.table.PresetAt(st.res.PresetIndex).Steps != nil {
-		return true, p.assemble(span, rs, ss, st)
+	if d.Server != nil {
+		// Joined before the span is written, so that its SLOs can put a
+		// TTFT miss on the network (derive.NetworkTime).
+		st.res.JoinEngine(d.Server.TTFT)
+		st.engine = d.Server
 	}
 	p.write(span, resource, st)
-	if st.res.Layer == preset.LayerClient {
-		p.addServerView(span)
+	if d.Server != nil {
+		p.writeServerView(span, d.Server)
 	}
+	st.engine = nil
 	return true, false
 }
 
@@ -276,7 +254,7 @@ func removeAt(spans ptrace.SpanSlice, idx []int) {
 }
 
 func (p *llmSLOProcessor) putState(st *batchState) {
-	st.tx = nil
+	st.batch, st.engine = nil, nil
 	st.counts.reset()
 	p.state.Put(st)
 }
@@ -291,14 +269,15 @@ func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batc
 		p.removeOwned(attrs)
 	}
 	model := p.resolveModel(res, resource)
+	st.partsReady = false
 	attrs.EnsureCapacity(attrs.Len() + valueCount(res, model) + p.verdictRoom(attrs, resource, model, st))
 	p.writeValues(attrs, res, model)
 	p.writeVerdicts(attrs, resource, model, st)
 	st.counts.countRequest(res)
 }
 
-// writeValues writes the derived values, one key each (README, "Attributes
-// written"); a value that is not known is left out.
+// writeValues writes the derived values, one key each (docs/processor.md,
+// "Attributes written"); a value that is not known is left out.
 func (p *llmSLOProcessor) writeValues(attrs pcommon.Map, res *derive.Result, model string) {
 	k := &p.keys
 	putSeconds(attrs, k.TTFT, res.TTFT)
@@ -307,6 +286,10 @@ func (p *llmSLOProcessor) writeValues(attrs pcommon.Map, res *derive.Result, mod
 	putSeconds(attrs, k.ITLMean, res.ITLMean)
 	putSeconds(attrs, k.ITLMax, res.ITLMax)
 	putSeconds(attrs, k.QueueTime, res.QueueTime)
+	putSeconds(attrs, k.PrefillTime, res.PrefillTime)
+	putSeconds(attrs, k.KVTransferTime, res.KVTransferTime)
+	putSeconds(attrs, k.DecodeTime, res.DecodeTime)
+	putSeconds(attrs, k.NetworkTime, res.NetworkTime)
 	putGaps(attrs, k, res)
 	if res.HasOutputTokens {
 		attrs.PutInt(k.OutputTokens, res.OutputTokens)
@@ -348,7 +331,8 @@ func putTokenDetails(attrs pcommon.Map, k *contract.Keys, res *derive.Result) {
 
 func valueCount(res *derive.Result, model string) int {
 	n := 2 // layer, source
-	for _, v := range [...]derive.Value{res.TTFT, res.TPOT, res.E2E, res.ITLMean, res.ITLMax, res.QueueTime} {
+	for _, v := range [...]derive.Value{res.TTFT, res.TPOT, res.E2E, res.ITLMean, res.ITLMax, res.QueueTime,
+		res.PrefillTime, res.KVTransferTime, res.DecodeTime, res.NetworkTime} {
 		if v.S == derive.Known {
 			n++
 		}
@@ -375,18 +359,19 @@ type preVerdict struct {
 // SLO that reads nothing from the span's attributes (pure) is judged here,
 // once, into st.pre; one that reads them (its selector or per-request
 // thresholds) may see the values written first, so it is judged in
-// writeVerdicts and gets the bound, two keys.
+// writeVerdicts and gets the bound, three keys (met, violations, causes).
 func (p *llmSLOProcessor) verdictRoom(attrs, resource pcommon.Map, model string, st *batchState) int {
 	n := 0
 	for i := range p.slos {
 		s, pre := &p.slos[i], &st.pre[i]
 		if !s.pure {
-			n += 2
+			n += 3
 			continue
 		}
 		if pre.selected = s.Selector.Selects(&st.res, model, attrs, resource); pre.selected {
 			s.Judge(&st.res, &pre.v)
-			n += boolCount(pre.v.Decided) + boolCount(len(pre.v.Violations) > 0)
+			p.attribute(&s.Limits, &pre.v, st)
+			n += boolCount(pre.v.Decided) + boolCount(len(pre.v.Violations) > 0) + boolCount(len(pre.v.Causes) > 0)
 		}
 	}
 	return n
@@ -436,14 +421,39 @@ func (p *llmSLOProcessor) writeVerdicts(attrs, resource pcommon.Map, model strin
 		if v.Decided {
 			attrs.PutBool(s.metKey, v.Met)
 		}
-		if len(v.Violations) > 0 {
-			list := attrs.PutEmptySlice(s.violationsKey)
-			list.EnsureCapacity(len(v.Violations))
-			for _, name := range v.Violations {
-				list.AppendEmpty().SetStr(name)
-			}
+		putStrings(attrs, s.violationsKey, v.Violations)
+		putStrings(attrs, s.causesKey, v.Causes)
+	}
+}
+
+// putStrings writes a non-empty list as a string slice attribute.
+func putStrings(attrs pcommon.Map, key string, list []string) {
+	if len(list) == 0 {
+		return
+	}
+	out := attrs.PutEmptySlice(key)
+	out.EnsureCapacity(len(list))
+	for _, s := range list {
+		out.AppendEmpty().SetStr(s)
+	}
+}
+
+// attribute names the cause of each constraint v failed (slo.Attribute),
+// judged against l. A verdict with none costs one test: the parts are
+// built only for a failed one, once per span.
+func (p *llmSLOProcessor) attribute(l *slo.Limits, v *slo.Verdict, st *batchState) {
+	if v.Violated == 0 {
+		return
+	}
+	if !st.partsReady {
+		st.parts, st.partsReady = slo.PartsOf(&st.res), true
+		if e := st.engine; e != nil {
+			// A client span's TTFT holds its engine's: the engine's parts
+			// are its parts, beside the network time.
+			st.parts.Queue, st.parts.Prefill, st.parts.KVTransfer = e.QueueTime, e.Prefill, e.KVTransfer
 		}
 	}
+	slo.Attribute(&st.res, &st.parts, l, v)
 }
 
 // removeOwned removes every key of the processor's namespace from attrs.
@@ -456,6 +466,7 @@ func (p *llmSLOProcessor) judge(s *compiledSLO, attrs pcommon.Map, st *batchStat
 	res := &st.res
 	if s.From == nil {
 		s.Judge(res, &st.verdict)
+		p.attribute(&s.Limits, &st.verdict, st)
 		return
 	}
 	if r := s.LimitsFor(attrs, &st.limits); r != derive.NoReason && res.Errors[derive.FieldSLOThreshold] == derive.NoReason {
@@ -463,6 +474,7 @@ func (p *llmSLOProcessor) judge(s *compiledSLO, attrs pcommon.Map, st *batchStat
 		attrs.PutStr(p.keys.Error, p.errorString(&res.Errors))
 	}
 	s.JudgeLimits(res, &st.limits, &st.verdict)
+	p.attribute(&st.limits, &st.verdict, st)
 }
 
 func (p *llmSLOProcessor) removeOwned(attrs pcommon.Map) {

@@ -67,11 +67,31 @@ var mixedSources = append([]string{
 	"openinference", "semconv", "langfuse", "litellm", "v1", "v3", "non_llm", "hostile",
 }, append(slices.Clone(producerGoldens), stackGoldens...)...)
 
+// mixedInput merges the mixedSources' inputs, resource by resource, in
+// their order.
+func mixedInput(t *testing.T) ptrace.Traces {
+	out := ptrace.NewTraces()
+	for _, src := range mixedSources {
+		in, err := golden.ReadTraces(filepath.Join("testdata", "traces", src, "input.yaml"))
+		require.NoError(t, err)
+		in.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
+	}
+	return out
+}
+
 // TestMixedBatch: all producers in one request come out span for span as
 // each producer's spans do alone, so no preset claims another's spans, and
-// the processor's telemetry counts every preset, each exactly.
+// the processor's telemetry counts every preset, each exactly. The input is
+// generated from the sources (-update writes it), never edited by hand.
 func TestMixedBatch(t *testing.T) {
 	dir := filepath.Join("testdata", "traces", "mixed")
+	if *update {
+		require.NoError(t, golden.WriteTracesToFile(filepath.Join(dir, "input.yaml"), mixedInput(t)))
+	}
+	stored, err := golden.ReadTraces(filepath.Join(dir, "input.yaml"))
+	require.NoError(t, err)
+	require.NoError(t, ptracetest.CompareTraces(mixedInput(t), stored),
+		"mixed/input.yaml is not the merge of mixedSources: run go test . -run TestMixedBatch -update")
 	compareGolden(t, dir, "input.yaml", "expected.yaml")
 
 	alone := map[pcommon.SpanID]ptrace.Span{}

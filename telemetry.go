@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/llmslo/llmslo/internal/assembly"
 	"github.com/llmslo/llmslo/internal/derive"
 	"github.com/llmslo/llmslo/internal/metadata"
 	"github.com/llmslo/llmslo/internal/slo"
@@ -24,7 +25,7 @@ type telemetry struct {
 	// Trace assembly.
 	held          metric.Int64Counter
 	evictions     metric.Int64Counter
-	evictionAttrs [numEvictReasons]metric.AddOption
+	evictionAttrs [assembly.NumReasons]metric.AddOption
 
 	// Attribute sets, built once.
 	requestAttrs [][derive.NumOrigins]metric.AddOption // [preset][origin]
@@ -42,22 +43,6 @@ const (
 )
 
 var outcomeNames = [numOutcomes]string{"met", "violated", "unknown"}
-
-type evictReason uint8
-
-const (
-	evictTraces evictReason = iota
-	evictStepsPerTrace
-	evictOrphanSteps
-	evictHeld
-	evictHeldPerTrace
-	evictRefused
-	evictRetryFull
-	evictRefusedAtShutdown
-	numEvictReasons
-)
-
-var evictReasonNames = [numEvictReasons]string{"max_traces", "max_steps_per_trace", "request_never_arrived", "max_held", "max_held_per_trace", "refused_downstream", "retry_full", "refused_at_shutdown"}
 
 // batchCounts accumulates one batch's telemetry.
 type batchCounts struct {
@@ -111,7 +96,7 @@ func newTelemetry(mp metric.MeterProvider, presets, slos []string) (*telemetry, 
 	t := &telemetry{requests: counters[instRequests], errors: counters[instErrors], verdicts: counters[instVerdicts],
 		held: counters[instHeld], evictions: counters[instEvictions]}
 	for r := range t.evictionAttrs {
-		t.evictionAttrs[r] = attrSet("reason", evictReasonNames[r])
+		t.evictionAttrs[r] = attrSet("reason", assembly.Reason(r).String())
 	}
 	for _, p := range presets {
 		var row [derive.NumOrigins]metric.AddOption
@@ -196,4 +181,14 @@ func (t *telemetry) record(ctx context.Context, b *batchCounts) {
 			}
 		}
 	}
+}
+
+// Held counts request spans the trace assembly took into its keeping
+// (assembly.Telemetry).
+func (t *telemetry) Held(n int) { t.held.Add(context.Background(), int64(n)) }
+
+// Evicted counts what the trace assembly dropped or gave up, by reason
+// (assembly.Telemetry).
+func (t *telemetry) Evicted(r assembly.Reason, n int) {
+	t.evictions.Add(context.Background(), int64(n), t.evictionAttrs[r])
 }

@@ -18,7 +18,7 @@ import (
 // as configured: a constraint that a producer never lets be decided, and a
 // selector that matches nothing. Each is logged once per processor.
 
-// The warnings' messages, as the README quotes them.
+// The warnings' messages, as the documentation quotes them.
 const (
 	msgUndecidable = "every request of this producer preset left this SLO constraint unknown for a minute: " +
 		"the producer does not give the value, so the SLO cannot judge it"
@@ -26,9 +26,9 @@ const (
 		"check the selector (a mistyped model, preset or attribute value?)"
 )
 
-// producersDoc is the README section that says what each producer emits
-// and how to get what it leaves out.
-const producersDoc = "https://github.com/llmslo/llmslo#what-your-producer-gives"
+// producersDoc is the documentation section that says what each producer
+// emits and how to get what it leaves out.
+const producersDoc = "https://github.com/llmslo/llmslo/blob/main/docs/producers.md#what-your-producer-gives"
 
 const (
 	undecidableWindow = time.Minute

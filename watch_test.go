@@ -103,7 +103,7 @@ func runWatch(t *testing.T, slos []SLOConfig, steps []watchStep) []observer.Logg
 func TestUndecidableWarning(t *testing.T) {
 	ttftSLO := []SLOConfig{{Name: "interactive", TTFT: dur(500 * time.Millisecond), E2E: dur(5 * time.Second)}}
 	logged := map[string]any{"slo": "interactive", "constraint": "ttft", "preset": "semconv",
-		"see": "https://github.com/llmslo/llmslo#what-your-producer-gives"}
+		"see": "https://github.com/llmslo/llmslo/blob/main/docs/producers.md#what-your-producer-gives"}
 	n := []watchSpan{semconvNoTTFT, semconvNoTTFT, semconvNoTTFT}
 	for _, tc := range []struct {
 		name  string

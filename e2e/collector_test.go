@@ -165,7 +165,7 @@ processors:
   batch:
     timeout: 100ms
 exporters:
-  otlphttp:
+  otlp_http:
     endpoint: http://%s
     compression: none
 service:
@@ -173,7 +173,7 @@ service:
     traces:
       receivers: [otlp]
       processors: [llm_slo, batch]
-      exporters: [otlphttp]
+      exporters: [otlp_http]
   telemetry:
     metrics:
       level: none
@@ -317,7 +317,7 @@ connectors:
     metrics_flush_interval: 1s
     collector_instance_id: false
 exporters:
-  otlphttp:
+  otlp_http:
     endpoint: http://%s
     compression: none
 service:
@@ -325,10 +325,10 @@ service:
     traces:
       receivers: [otlp]
       processors: [llm_slo]
-      exporters: [otlphttp, llm_slo]
+      exporters: [otlp_http, llm_slo]
     metrics:
       receivers: [llm_slo]
-      exporters: [otlphttp]
+      exporters: [otlp_http]
   telemetry:
     metrics:
       level: none

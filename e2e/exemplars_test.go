@@ -58,7 +58,7 @@ func queryExemplars(prom, query string) []promExemplar {
 // into a real Prometheus with exemplar storage, and the slowest TTFT
 // exemplar Prometheus returns is the slowest client request of the run.
 // Explicit buckets: Prometheus 2.42 keeps exemplars of classic buckets
-// only (see the README, Exemplars).
+// only (see the connector README, Exemplars).
 func TestExemplarsInPrometheus(t *testing.T) {
 	grpcPort, promExporter := freePort(t), fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	startCollector(t, fmt.Sprintf(`

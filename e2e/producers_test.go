@@ -178,7 +178,7 @@ processors:
     slos:
       - {name: interactive, ttft: 500ms}
 exporters:
-  otlphttp:
+  otlp_http:
     endpoint: http://%s
     compression: none
 service:
@@ -186,7 +186,7 @@ service:
     traces:
       receivers: [otlp]
       processors: [llm_slo]
-      exporters: [otlphttp]
+      exporters: [otlp_http]
   telemetry:
     metrics:
       level: none

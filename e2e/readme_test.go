@@ -30,17 +30,18 @@ import (
 	"github.com/llmslo/llmslo/internal/otlpio"
 )
 
-// TestReadmeNamesAndQueries checks the README's Prometheus material against
-// the built collector and a real Prometheus:
+// TestReadmeNamesAndQueries checks the Prometheus material of the
+// connector's README (llmsloconnector/README.md) against the built collector
+// and a real Prometheus:
 //   - every Prometheus name of the metric table is what the exporter
 //     exposes, and the exporter exposes no other connector metric;
-//   - every PromQL query the README shows returns data: the native-histogram
+//   - every PromQL query that README shows returns data: the native-histogram
 //     queries on a Prometheus with native histograms, the classic ones on a
 //     Prometheus without (reading a connector with `histogram: {explicit: {}}`),
 //     the counter queries on both; and the native queries return nothing on
-//     the Prometheus without native histograms, as the README warns.
+//     the Prometheus without native histograms, as that README warns.
 func TestReadmeNamesAndQueries(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "llmsloconnector", "README.md"))
 	require.NoError(t, err)
 	tableNames := readmePrometheusNames(t, string(readme))
 	queries := readmeQueries(t, string(readme))
@@ -82,7 +83,7 @@ func TestReadmeNamesAndQueries(t *testing.T) {
 		exposed = metricFamilies(t, "http://"+native+"/metrics")
 		return len(exposed) >= len(tableNames)
 	}, 30*time.Second, time.Second, "the exporter never exposed every metric")
-	assert.Equal(t, tableNames, exposed, "README metric table (Prometheus column) vs the exporter's /metrics")
+	assert.Equal(t, tableNames, exposed, "connector README metric table (Prometheus column) vs the exporter's /metrics")
 	classicFamilies := metricFamilies(t, "http://"+classic+"/metrics")
 	assert.Equal(t, tableNames, classicFamilies, "explicit histograms keep the same family names")
 
@@ -185,12 +186,12 @@ func checkReadmeQueries(t *testing.T, queries map[string][]string, promNative, p
 	}
 }
 
-// readmePrometheusNames returns the Prometheus column of the README's
+// readmePrometheusNames returns the Prometheus column of the connector README's
 // generated metric table, sorted and deduplicated.
 func readmePrometheusNames(t *testing.T, readme string) []string {
 	begin := strings.Index(readme, "<!-- metric table:")
 	end := strings.Index(readme, "<!-- end of metric table -->")
-	require.True(t, begin >= 0 && end > begin, "README has no generated metric table")
+	require.True(t, begin >= 0 && end > begin, "the connector README has no generated metric table")
 	var names []string
 	for _, line := range strings.Split(readme[begin:end], "\n") {
 		cells := strings.Split(line, "|")
@@ -207,7 +208,7 @@ func readmePrometheusNames(t *testing.T, readme string) []string {
 
 var promqlMarker = regexp.MustCompile(`<!-- promql: (\w+)`)
 
-// readmeQueries returns the README's PromQL queries by kind (native,
+// readmeQueries returns the connector README's PromQL queries by kind (native,
 // classic, any): the non-comment lines of the ```promql block after each
 // `<!-- promql: KIND ... -->` marker.
 func readmeQueries(t *testing.T, readme string) map[string][]string {
@@ -227,7 +228,7 @@ func readmeQueries(t *testing.T, readme string) map[string][]string {
 		}
 	}
 	for _, kind := range []string{"native", "classic", "any"} {
-		require.NotEmpty(t, out[kind], "README has no %q PromQL block", kind)
+		require.NotEmpty(t, out[kind], "the connector README has no %q PromQL block", kind)
 	}
 	return out
 }

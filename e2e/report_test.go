@@ -23,7 +23,7 @@ import (
 	"github.com/llmslo/llmslo/internal/report/schema"
 )
 
-// TestCaptureFromCollector is the README's capture recipe with the built
+// TestCaptureFromCollector is the capture recipe of docs/report.md with the built
 // distribution: the collector's own otlp_http exporter (default settings:
 // protobuf, gzip) sends the enriched spans to llmslo capture's receiver, and
 // llmslo report reads the file back with the same values.
@@ -76,10 +76,7 @@ service:
 	require.NoError(t, f.Close())
 
 	cfg := llmsloprocessor.NewFactory().CreateDefaultConfig().(*llmsloprocessor.Config)
-	opts := report.Options{Processor: report.Processor{
-		Factory: llmsloprocessor.NewFactory(), Config: cfg, AttributePrefix: cfg.AttributePrefix,
-		TokenAwareITL: cfg.TokenAwareITL, SLOs: cfg.SLODefinitions(), Events: cfg.PresetEvents(),
-	}}
+	opts := report.Options{Processor: report.NewProcessor(llmsloprocessor.NewFactory(), cfg)}
 	r, err := report.Run(ctx, opts, report.Inputs{Paths: []string{out}}, nil, 0)
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), r.Requests)

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
+	llmsloprocessor "github.com/llmslo/llmslo"
 	"github.com/llmslo/llmslo/internal/collectorconfig"
 	"github.com/llmslo/llmslo/internal/promtime"
 	"github.com/llmslo/llmslo/internal/slorules"
@@ -35,9 +36,13 @@ var selfDescribing = []string{"sloth_mode", "sloth_spec", "sloth_version"}
 // annotations, and expressions that parse to the same PromQL up to float
 // noise (Sloth writes 1-0.999 as 0.0009999999999999432, llmslo as 0.001).
 func TestSlothEquivalence(t *testing.T) {
-	procs, err := collectorconfig.Load(context.Background(), "../config/collector.yaml")
+	procs, err := collectorconfig.Load[*llmsloprocessor.Config](context.Background(), "../config/collector.yaml", llmsloprocessor.NewFactory())
 	require.NoError(t, err)
-	slos, err := slorules.FromProcessors(procs)
+	var in []slorules.Processor
+	for _, p := range procs {
+		in = append(in, slorules.NewProcessor(p.ID.String(), p.Config))
+	}
+	slos, err := slorules.FromProcessors(in)
 	require.NoError(t, err)
 	periods := slorules.Sloth(slos, slorules.Options{})
 	require.Len(t, periods, 2, "config/collector.yaml has a 28d and a 30d SLO")

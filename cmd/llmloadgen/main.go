@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -24,27 +25,28 @@ import (
 var incidentCfg *loadgen.Incident
 
 func main() {
+	flag.CommandLine.Usage = func() { usage(flag.CommandLine) }
 	endpoint := flag.String("endpoint", "127.0.0.1:4317", "collector OTLP/gRPC endpoint")
 	rate := flag.Float64("rate", 20, "requests per second (Poisson arrivals)")
 	duration := flag.Duration("duration", 30*time.Second, "how long requests keep arriving")
 	seed := flag.Uint64("seed", 1, "random seed")
 	models := flag.String("models", "llama-3.1-8b-instruct=3,llama-3.1-70b-instruct=1,qwen2.5-1.5b-instruct=2", "model profiles with weights")
-	shapes := flag.String("shapes", "vllm=1,chunks=1,semconv=1", "producer shapes with weights: vllm, chunks, semconv")
+	shapes := flag.String("shapes", "vllm=1,chunks=1,semconv=1", "producer shapes with weights: vllm, chunks, semconv, trtllm, joined")
 	fast := flag.Bool("fast", false, "emit -count requests at once with synthetic past timestamps")
 	count := flag.Int("count", 10000, "requests in -fast mode")
 	modelAttr := flag.Bool("vllm-model-attr", true, "write gen_ai.response.model on vLLM spans (V0 style; V1 writes none)")
-	truthFile := flag.String("truth", "", "write the ground truth of every request here (JSON lines)")
+	truthFile := flag.String("truth", "", "write the ground truth of every span here (JSON lines)")
 	summary := flag.Bool("summary", false, "print the ground truth per model and layer at the end")
 	sloTTFT := flag.Duration("slo-ttft", 500*time.Millisecond, "SLO bound on TTFT for the summary's goodput (0: none)")
 	sloTPOT := flag.Duration("slo-tpot", 15*time.Millisecond, "SLO bound on TPOT (0: none)")
 	sloE2E := flag.Duration("slo-e2e", 2*time.Second, "SLO bound on E2E (0: none)")
-	var incident loadgen.Incident
-	flag.StringVar(&incident.Model, "incident-model", "", "inject an incident: this model's TTFT is multiplied by -incident-ttft-factor ...")
-	flag.DurationVar(&incident.After, "incident-at", 0, "... from this long after the first request on")
-	flag.Float64Var(&incident.Factor, "incident-ttft-factor", 10, "TTFT multiplier of the incident")
+	var incident incidentFlags
+	incident.register(flag.CommandLine)
 	flag.Parse()
-	if incident.Model != "" {
-		incidentCfg = &incident
+	var err error
+	if incidentCfg, err = incident.incident(flag.CommandLine); err != nil {
+		fmt.Fprintln(os.Stderr, "llmloadgen:", err)
+		os.Exit(2)
 	}
 
 	if err := run(*endpoint, *rate, *duration, *seed, *models, *shapes, *fast, *count, *modelAttr, *truthFile, *summary,
@@ -96,4 +98,120 @@ func run(endpoint string, rate float64, duration time.Duration, seed uint64, mod
 		loadgen.PrintSummary(os.Stdout, loadgen.Summarize(truths, slo), elapsed)
 	}
 	return nil
+}
+
+func usage(fs *flag.FlagSet) {
+	w := fs.Output()
+	fmt.Fprint(w, `Usage: llmloadgen [flags]
+
+Sends LLM request spans to a collector over OTLP/gRPC, as instrumented
+servers and clients do, and records the ground truth of every span
+(-truth): TTFT, TPOT, ITL, E2E, and the parts of the latency (queue,
+prefill, KV transfer, network, decode).
+
+Shapes (-shapes):
+  vllm     vLLM's llm_request span (queue, prefill, decode times)
+  chunks   a client span with one event per streamed chunk
+  semconv  a GenAI semantic-conventions client span
+  trtllm   TensorRT-LLM's span in disaggregated serving (queue, KV transfer)
+  joined   a chunks client span with a vllm span as its child, in one
+           trace (two truths)
+
+Incidents (-incident-model M): from -incident-at on, M's requests change
+by -incident-kind:
+  ttft         TTFT x -incident-ttft-factor; the added time is prefill
+  queue        queue time + -incident-queue-delay
+  long_prompt  input tokens x -incident-prompt-factor; prefill grows with them
+  network      client spans' TTFT and E2E + -incident-network-delay;
+               engine spans unchanged
+
+Flags:
+`)
+	fs.PrintDefaults()
+}
+
+// incidentFlags are the -incident-* flags.
+type incidentFlags struct {
+	model, kind              string
+	at                       time.Duration
+	ttftFactor, promptFactor float64
+	queueDelay, networkDelay time.Duration
+}
+
+// kindFlags are the flags that belong to one incident kind.
+var kindFlags = map[string]loadgen.IncidentKind{
+	"incident-ttft-factor":   loadgen.IncidentTTFT,
+	"incident-prompt-factor": loadgen.IncidentLongPrompt,
+	"incident-queue-delay":   loadgen.IncidentQueue,
+	"incident-network-delay": loadgen.IncidentNetwork,
+}
+
+func (f *incidentFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.model, "incident-model", "", "inject an incident into this model's requests (see -incident-kind)")
+	fs.StringVar(&f.kind, "incident-kind", string(loadgen.IncidentTTFT), "what the incident does: ttft, queue, long_prompt, network")
+	fs.DurationVar(&f.at, "incident-at", 0, "the incident starts this long after the first request")
+	fs.Float64Var(&f.ttftFactor, "incident-ttft-factor", 10, "ttft: TTFT multiplier")
+	fs.Float64Var(&f.promptFactor, "incident-prompt-factor", 8, "long_prompt: input-token multiplier")
+	fs.DurationVar(&f.queueDelay, "incident-queue-delay", time.Second, "queue: queue time added to every request")
+	fs.DurationVar(&f.networkDelay, "incident-network-delay", 300*time.Millisecond, "network: delay added between client and engine")
+}
+
+// incident returns the incident the flags parsed into fs describe, nil
+// without -incident-model; a flag that does not apply is an error.
+func (f *incidentFlags) incident(fs *flag.FlagSet) (*loadgen.Incident, error) {
+	var given []string
+	fs.Visit(func(fl *flag.Flag) {
+		if strings.HasPrefix(fl.Name, "incident-") && fl.Name != "incident-model" {
+			given = append(given, fl.Name)
+		}
+	})
+	if f.model == "" {
+		if len(given) > 0 {
+			return nil, fmt.Errorf("-%s needs -incident-model, the model whose requests the incident changes", given[0])
+		}
+		return nil, nil
+	}
+	kind, err := loadgen.ParseIncidentKind(f.kind)
+	if err != nil {
+		return nil, fmt.Errorf("-incident-kind: %w", err)
+	}
+	for _, name := range given {
+		if k, ok := kindFlags[name]; ok && k != kind {
+			return nil, fmt.Errorf("-%s applies to -incident-kind %s, not %s", name, k, kind)
+		}
+	}
+	if f.at < 0 {
+		return nil, fmt.Errorf("-incident-at must not be negative, got %v", f.at)
+	}
+	inc := &loadgen.Incident{Model: f.model, After: f.at, Kind: kind}
+	name := flagOf(kind)
+	switch kind {
+	case loadgen.IncidentQueue, loadgen.IncidentNetwork:
+		inc.Delay = f.queueDelay
+		if kind == loadgen.IncidentNetwork {
+			inc.Delay = f.networkDelay
+		}
+		if inc.Delay <= 0 {
+			return nil, fmt.Errorf("-%s must be positive, got %v", name, inc.Delay)
+		}
+	default:
+		inc.Factor = f.ttftFactor
+		if kind == loadgen.IncidentLongPrompt {
+			inc.Factor = f.promptFactor
+		}
+		if !(inc.Factor > 0) {
+			return nil, fmt.Errorf("-%s must be positive, got %v", name, inc.Factor)
+		}
+	}
+	return inc, nil
+}
+
+// flagOf is the flag that sets kind's factor or delay.
+func flagOf(kind loadgen.IncidentKind) string {
+	for name, k := range kindFlags {
+		if k == kind {
+			return name
+		}
+	}
+	return ""
 }

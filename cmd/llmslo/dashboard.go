@@ -49,6 +49,6 @@ from the connector's native histograms. Template variables: datasource, SLO, mod
 	f.StringVar(&opts.Title, "title", "LLM SLOs", "dashboard title")
 	f.StringVar(&opts.UID, "uid", "llmslo", "dashboard UID")
 	f.StringVar(&opts.Rules.Service, "service", "llmslo", "the --service the rules were generated with")
-	f.StringSliceVar(&opts.Rules.Matchers, "matcher", nil, "the --matcher the rules were generated with (repeatable)")
+	f.StringArrayVar(&opts.Rules.Matchers, "matcher", nil, "the --matcher the rules were generated with (repeatable)")
 	return cmd
 }

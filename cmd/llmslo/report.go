@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	llmsloprocessor "github.com/llmslo/llmslo"
-	"github.com/llmslo/llmslo/internal/collectorconfig"
 	"github.com/llmslo/llmslo/internal/otlpfile"
 	"github.com/llmslo/llmslo/internal/report"
 	"github.com/llmslo/llmslo/internal/report/render"
@@ -87,7 +86,7 @@ func runReport(cmd *cobra.Command, args []string, f *reportFlags) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	opts := report.Options{Processor: reportProcessor(cfg), ProcessorID: id, MaxGaps: f.maxGaps, Top: f.top, MaxGroups: f.maxGroups}
+	opts := report.Options{Processor: report.NewProcessor(llmsloprocessor.NewFactory(), cfg), ProcessorID: id, MaxGaps: f.maxGaps, Top: f.top, MaxGroups: f.maxGroups}
 	for _, d := range strings.Split(f.by, ",") {
 		if d = strings.TrimSpace(d); d != "" {
 			opts.By = append(opts.By, d)
@@ -143,14 +142,6 @@ func writeReport(cmd *cobra.Command, f *reportFlags, r *report.Report) error {
 	return err
 }
 
-// reportProcessor is the processor of cfg as the report engine runs it.
-func reportProcessor(cfg *llmsloprocessor.Config) report.Processor {
-	return report.Processor{
-		Factory: llmsloprocessor.NewFactory(), Config: cfg, AttributePrefix: cfg.AttributePrefix,
-		TokenAwareITL: cfg.TokenAwareITL, SLOs: cfg.SLODefinitions(), Events: cfg.PresetEvents(),
-	}
-}
-
 // loadConfig returns the processor configuration: the chosen llm_slo
 // processor of a collector configuration, or the defaults.
 func loadConfig(cmd *cobra.Command, path, id string) (*llmsloprocessor.Config, string, error) {
@@ -160,7 +151,7 @@ func loadConfig(cmd *cobra.Command, path, id string) (*llmsloprocessor.Config, s
 		}
 		return llmsloprocessor.NewFactory().CreateDefaultConfig().(*llmsloprocessor.Config), "", nil
 	}
-	procs, err := collectorconfig.Load(cmd.Context(), path)
+	procs, err := loadProcessors(cmd.Context(), path)
 	if err != nil {
 		return nil, "", err
 	}

@@ -4,8 +4,11 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
+	llmsloprocessor "github.com/llmslo/llmslo"
 	"github.com/llmslo/llmslo/internal/collectorconfig"
 	"github.com/llmslo/llmslo/internal/slorules"
 )
@@ -32,12 +35,30 @@ func configFlag(cmd *cobra.Command, path *string) {
 	_ = cmd.MarkFlagRequired("config")
 }
 
+// processorConfig is one llm_slo processor of a collector configuration.
+type processorConfig = collectorconfig.Processor[*llmsloprocessor.Config]
+
+// loadProcessors reads every llm_slo processor of the collector
+// configuration at path, decoded and validated as the collector would.
+func loadProcessors(ctx context.Context, path string) ([]processorConfig, error) {
+	return collectorconfig.Load[*llmsloprocessor.Config](ctx, path, llmsloprocessor.NewFactory())
+}
+
 // loadSLOs reads the SLOs of every llm_slo processor of the collector
 // configuration at path.
 func loadSLOs(cmd *cobra.Command, path string) ([]slorules.SLO, error) {
-	procs, err := collectorconfig.Load(cmd.Context(), path)
+	procs, err := loadProcessors(cmd.Context(), path)
 	if err != nil {
 		return nil, err
 	}
-	return slorules.FromProcessors(procs)
+	return slorules.FromProcessors(rulesInput(procs))
+}
+
+// rulesInput is what the rules read of each processor.
+func rulesInput(procs []processorConfig) []slorules.Processor {
+	out := make([]slorules.Processor, 0, len(procs))
+	for _, p := range procs {
+		out = append(out, slorules.NewProcessor(p.ID.String(), p.Config))
+	}
+	return out
 }

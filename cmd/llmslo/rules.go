@@ -22,10 +22,12 @@ func newRulesCommand() *cobra.Command {
 budget remaining, named as Sloth names them (slo:sli_error:ratio_rate5m, ...,
 slo:period_error_budget_remaining:ratio), and the multi-window multi-burn-rate alerts
 LLMSLOErrorBudgetBurn (severity page: 1h/5m and 6h/30m; ticket: 1d/2h and 3d/6h; factors
-from the period: 14.4, 6, 3, 1 for 30 days).
+from the period: 14.4, 6, 3, 1 for 30 days), and LLMSLOVerdictsUnknown (severity ticket)
+when more than --unknown-share of an SLO's requests over 1h were undecidable.
 
 The SLI is 1 - met/requests from the connector's counters, summed over every model, layer
-and collector replica. Unknown verdicts count as not met.
+and collector replica. Unknown verdicts count as not met, or, for an SLO with
+unknown_verdicts: exclude, are left out of both sides (violated / (met + violated)).
 
 --format sloth|pyrra|openslo prints the equivalent spec for those tools instead.`,
 		Example: `  llmslo rules --config config/collector.yaml > llmslo-rules.yaml
@@ -47,7 +49,7 @@ and collector replica. Unknown verdicts count as not met.
 	f.StringVar(&opts.Service, "service", "llmslo", "Sloth's service (the sloth_service label and the sloth_id prefix)")
 	f.Float64Var(&opts.MinRequests, "min-requests", 0, "minimum-traffic guard: no page while the alert's short window saw fewer requests than this (0: off)")
 	f.Float64Var(&opts.UnknownShare, "unknown-share", slorules.DefaultUnknownShare, "share of an SLO's requests over 1h with an undecidable verdict above which LLMSLOVerdictsUnknown opens a ticket")
-	f.StringSliceVar(&opts.Matchers, "matcher", nil, `extra label matcher on the connector's counters, e.g. 'deployment_environment_name="prod"' (repeatable)`)
+	f.StringArrayVar(&opts.Matchers, "matcher", nil, `extra label matcher on the connector's counters, e.g. 'deployment_environment_name="prod"' (repeatable)`)
 	f.IntVar(&opts.WindowDivisor, "window-divisor", 1, "FOR TESTS ONLY: divide every PromQL range (windows and period) by this, keeping names and factors (60: the 1h/5m page reads 1m/5s)")
 	return cmd
 }

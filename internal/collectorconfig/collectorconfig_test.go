@@ -5,12 +5,45 @@ package collectorconfig
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/processor"
 )
+
+// testConfig stands for the llm_slo processor's configuration: defaults,
+// nested fields, durations and its own validation.
+type testConfig struct {
+	AttributePrefix string    `mapstructure:"attribute_prefix"`
+	SLOs            []testSLO `mapstructure:"slos"`
+}
+
+type testSLO struct {
+	Name string         `mapstructure:"name"`
+	TTFT *time.Duration `mapstructure:"ttft"`
+	E2E  *time.Duration `mapstructure:"e2e"`
+}
+
+func (c *testConfig) Validate() error {
+	for _, s := range c.SLOs {
+		if strings.ToLower(s.Name) != s.Name {
+			return errors.New("slos: name " + s.Name + " is not lower case")
+		}
+	}
+	return nil
+}
+
+var factory = processor.NewFactory(component.MustNewType("llm_slo"),
+	func() component.Config { return &testConfig{AttributePrefix: "llm."} })
+
+func load(ctx context.Context, path string) ([]Processor[*testConfig], error) {
+	return Load[*testConfig](ctx, path, factory)
+}
 
 func write(t *testing.T, body string) string {
 	t.Helper()
@@ -39,7 +72,7 @@ exporters:
   otlp_grpc:
     endpoint: ${env:UNSET_ENDPOINT}
 `)
-	got, err := Load(context.Background(), path)
+	got, err := load(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,25 +98,35 @@ func TestLoadErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Load(context.Background(), write(t, tt.body))
+			_, err := load(context.Background(), write(t, tt.body))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, tt.want)
 			}
 		})
 	}
-	if _, err := Load(context.Background(), filepath.Join(t.TempDir(), "missing.yaml")); err == nil {
+	// Two errors, in processor order on every run.
+	two := write(t, "processors:\n  llm_slo/b: {sloz: []}\n  llm_slo/a: {slos: [{name: Bad}]}\n")
+	for range 20 {
+		_, err := load(context.Background(), two)
+		if err == nil || !strings.HasPrefix(err.Error(), two+": processors::llm_slo/a: slos: name Bad") || !strings.Contains(err.Error(), "\n"+two+": processors::llm_slo/b: ") {
+			t.Fatalf("err = %v", err)
+		}
+	}
+	if _, err := load(context.Background(), filepath.Join(t.TempDir(), "missing.yaml")); err == nil {
 		t.Fatal("a missing file must be an error")
 	}
 }
 
-func TestLoadShippedConfigs(t *testing.T) {
-	for _, f := range []string{"../../config/collector.yaml", "../../config/demo.yaml"} {
-		got, err := Load(context.Background(), f)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if len(got[0].Config.SLOs) == 0 {
-			t.Errorf("%s: no SLOs", f)
-		}
+// TestLoadWrongType: a factory whose configuration is not the type asked
+// for is an error, not a panic.
+func TestLoadWrongType(t *testing.T) {
+	path := write(t, "processors:\n  llm_slo: {}\n")
+	_, err := Load[*otherConfig](context.Background(), path, factory)
+	if err == nil || !strings.Contains(err.Error(), "the llm_slo factory's configuration is a *collectorconfig.testConfig") {
+		t.Fatalf("err = %v", err)
 	}
 }
+
+type otherConfig struct{}
+
+func (*otherConfig) Validate() error { return nil }

@@ -25,6 +25,10 @@ const (
 	SuffixITLGaps         = "itl.gaps"
 	SuffixITLGapWeights   = "itl.gap_weights"
 	SuffixQueueTime       = "queue_time"
+	SuffixPrefillTime     = "prefill_time"
+	SuffixKVTransferTime  = "kv_transfer_time"
+	SuffixDecodeTime      = "decode_time"
+	SuffixNetworkTime     = "network_time"
 	SuffixOutputTokens    = "output_tokens"
 	SuffixInputTokens     = "input_tokens"
 	SuffixModel           = "model"
@@ -65,12 +69,19 @@ type Keys struct {
 	// weight differs from 1 (token-aware ITL over multi-token chunks).
 	ITLGapWeights string
 	QueueTime     string // seconds, double
-	OutputTokens  string // int
-	InputTokens   string // int
-	Model         string // string: the resolved model name
-	Layer         string // "client" or "server"
-	Stream        string // bool
-	Source        string // string: "<preset>:<origin>[,<qualifier>...]"
+	// The parts of TTFT and E2E the engine reports (seconds, double), and
+	// on a client span joined to its engine span (trace assembly) the path
+	// outside the engine: client TTFT - engine TTFT.
+	PrefillTime    string
+	KVTransferTime string
+	DecodeTime     string
+	NetworkTime    string
+	OutputTokens   string // int
+	InputTokens    string // int
+	Model          string // string: the resolved model name
+	Layer          string // "client" or "server"
+	Stream         string // bool
+	Source         string // string: "<preset>:<origin>[,<qualifier>...]"
 	// The engine's view written on the client span of the same request
 	// (trace assembly only).
 	ServerTTFT      string // seconds, double
@@ -98,6 +109,10 @@ func NewKeys(prefix string) Keys {
 		ITLGaps:         prefix + SuffixITLGaps,
 		ITLGapWeights:   prefix + SuffixITLGapWeights,
 		QueueTime:       prefix + SuffixQueueTime,
+		PrefillTime:     prefix + SuffixPrefillTime,
+		KVTransferTime:  prefix + SuffixKVTransferTime,
+		DecodeTime:      prefix + SuffixDecodeTime,
+		NetworkTime:     prefix + SuffixNetworkTime,
 		OutputTokens:    prefix + SuffixOutputTokens,
 		InputTokens:     prefix + SuffixInputTokens,
 		Model:           prefix + SuffixModel,
@@ -130,9 +145,14 @@ func (k *Keys) Owns(key string) bool {
 
 // fixed lists every key above after the prefix (not the SLO subtree).
 var fixed = [...]string{SuffixTTFT, SuffixTPOT, SuffixE2E, SuffixITLMean, SuffixITLMax, SuffixITLGaps,
-	SuffixITLGapWeights, SuffixQueueTime, SuffixOutputTokens, SuffixInputTokens, SuffixModel, SuffixLayer,
+	SuffixITLGapWeights, SuffixQueueTime, SuffixPrefillTime, SuffixKVTransferTime, SuffixDecodeTime, SuffixNetworkTime,
+	SuffixOutputTokens, SuffixInputTokens, SuffixModel, SuffixLayer,
 	SuffixStream, SuffixSource, SuffixServerTTFT, SuffixServerQueueTime, SuffixError,
 	SuffixCacheReadInputTokens, SuffixCacheWriteInputTokens, SuffixReasoningOutputTokens}
+
+// FixedSuffixes lists the keys the processor owns outside the SLO subtree,
+// after the prefix (the README's attribute table lists the same).
+func FixedSuffixes() []string { return fixed[:] }
 
 var fixedSet = func() map[string]bool {
 	m := make(map[string]bool, len(fixed))
@@ -150,6 +170,12 @@ func (k *Keys) SLOMet(name string) string { return k.sloPrefix + name + ".met" }
 // name that failed ("ttft", "e2e", "error") or could not be decided
 // ("ttft:unknown").
 func (k *Keys) SLOViolations(name string) string { return k.sloPrefix + name + ".violations" }
+
+// SLOCauses is the string-slice attribute giving, for each constraint of
+// SLO name that failed, its cause as "<constraint>:<cause>" (CauseEntry).
+// ParseSLOKey does not match it: a reader of verdicts that does not know
+// causes skips it.
+func (k *Keys) SLOCauses(name string) string { return k.sloPrefix + name + ".causes" }
 
 // ParseSLOKey reports whether key is an SLO verdict key under k, and if so the
 // SLO name and whether it is the ".met" (true) or ".violations" (false) key.

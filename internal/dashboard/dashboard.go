@@ -21,7 +21,6 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 
 	"github.com/llmslo/llmslo/internal/catalog"
-	"github.com/llmslo/llmslo/internal/promname"
 	"github.com/llmslo/llmslo/internal/slorules"
 )
 
@@ -130,15 +129,3 @@ func series(title, desc, unit string, targets ...*prometheus.DataqueryBuilder) *
 func single(title, desc, unit string, t *prometheus.DataqueryBuilder) *stat.PanelBuilder {
 	return stat.NewPanelBuilder().Title(title).Description(desc).Unit(unit).Datasource(ds).Height(8).Span(12).WithTarget(t)
 }
-
-// Metric names and labels, from the connector through promname.
-var (
-	metricRequests   = promname.Metric(catalog.SLORequests)
-	metricMet        = promname.Metric(catalog.SLOMet)
-	metricViolated   = promname.Metric(catalog.SLOViolated)
-	metricUnknown    = promname.Metric(catalog.SLOUnknown)
-	metricTokensMet  = promname.Metric(catalog.SLOTokensMet)
-	metricViolations = promname.Metric(catalog.SLOViolations)
-	labelSLOName     = promname.Label(catalog.AttrSLOName)
-	labelConstraint  = promname.Label(catalog.AttrSLOConstraint)
-)

@@ -4,7 +4,6 @@
 package dashboard
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -12,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmslo/llmslo/internal/collectorconfig"
+	"github.com/llmslo/llmslo/internal/promtime"
 	"github.com/llmslo/llmslo/internal/slorules"
 )
 
@@ -35,10 +34,12 @@ func exprs(t *testing.T, raw []byte) (titles, out []string) {
 }
 
 func TestBuild(t *testing.T) {
-	procs, err := collectorconfig.Load(context.Background(), "../../config/collector.yaml")
-	require.NoError(t, err)
-	slos, err := slorules.FromProcessors(procs)
-	require.NoError(t, err)
+	// The SLOs of config/collector.yaml (the llmslo command's tests build
+	// its dashboard from the file).
+	slos := []slorules.SLO{
+		{Name: "interactive", Processor: "llm_slo", Objective: 99, Period: 30 * promtime.Day, LayerLabel: "llm_layer"},
+		{Name: "engine_queue", Processor: "llm_slo", Objective: 99.5, Period: 28 * promtime.Day, LayerLabel: "llm_layer", Layer: "server"},
+	}
 	d, err := Build(slos, Options{Rules: slorules.Options{Matchers: []string{`env="prod"`}}})
 	require.NoError(t, err)
 	raw, err := json.Marshal(d)

@@ -39,7 +39,7 @@ func newQueries(slos []slorules.SLO, o slorules.Options) *queries {
 	if service == "" {
 		service = "llmslo"
 	}
-	return &queries{requests: metricRequests, model: promname.Label(catalog.AttrRequestModel),
+	return &queries{requests: promname.SLORequests, model: promname.Label(catalog.AttrRequestModel),
 		layer: slos[0].LayerLabel, service: service, extra: o.Matchers, policies: policiesOf(slos)}
 }
 
@@ -85,7 +85,7 @@ func (p policy) legend(what string) string {
 // counters selects the connector's series of the chosen SLOs, models and
 // layers, narrowed by the matchers more.
 func (q *queries) counters(metric string, more ...string) string {
-	m := append([]string{fmt.Sprintf(`%s=~"$%s"`, labelSLOName, varSLO)}, more...)
+	m := append([]string{fmt.Sprintf(`%s=~"$%s"`, promname.LabelSLOName, varSLO)}, more...)
 	m = append(append(m, q.dims()), q.extra...)
 	return metric + "{" + strings.Join(m, ", ") + "}"
 }
@@ -135,16 +135,16 @@ func (q *queries) sloPanels() []cog.Builder[dashboard.Panel] {
 // goodputByModel is met / requests per model and layer, or met / (met +
 // violated) for the SLOs that exclude unknown verdicts.
 func (q *queries) goodputByModel() cog.Builder[dashboard.Panel] {
-	byModel := fmt.Sprintf("sum by (%s, %s, %s) ", labelSLOName, q.model, q.layer)
+	byModel := fmt.Sprintf("sum by (%s, %s, %s) ", promname.LabelSLOName, q.model, q.layer)
 	p := series("Goodput by model and layer", "Requests meeting the SLO / requests, per model and layer. "+q.denominators(), "percentunit")
 	for _, pol := range q.policies {
-		m := pol.match(labelSLOName)
-		met := byModel + "(" + rate(q.counters(metricMet, m...)) + ")"
-		total := byModel + "(" + rate(q.counters(metricRequests, m...)) + ")"
+		m := pol.match(promname.LabelSLOName)
+		met := byModel + "(" + rate(q.counters(promname.SLOMet, m...)) + ")"
+		total := byModel + "(" + rate(q.counters(promname.SLORequests, m...)) + ")"
 		if pol.exclude {
-			total = "(" + met + " + " + byModel + "(" + rate(q.counters(metricViolated, m...)) + "))"
+			total = "(" + met + " + " + byModel + "(" + rate(q.counters(promname.SLOViolated, m...)) + "))"
 		}
-		p.WithTarget(target(met+"\n/\n"+total, "{{"+labelSLOName+"}} {{"+q.model+"}} {{"+q.layer+"}}"+pol.legend("")))
+		p.WithTarget(target(met+"\n/\n"+total, "{{"+promname.LabelSLOName+"}} {{"+q.model+"}} {{"+q.layer+"}}"+pol.legend("")))
 	}
 	return p
 }
@@ -152,18 +152,18 @@ func (q *queries) goodputByModel() cog.Builder[dashboard.Panel] {
 // trafficPanels count requests: violations, decidable share, good requests
 // and tokens.
 func (q *queries) trafficPanels() []cog.Builder[dashboard.Panel] {
-	by := "sum by (" + labelSLOName + ") "
+	by := "sum by (" + promname.LabelSLOName + ") "
 	return []cog.Builder[dashboard.Panel]{
 		series("Violations by constraint", "Requests per second failing each constraint (a request can fail several); error = failed requests, <constraint>:unknown = undecidable.", "reqps",
-			target(fmt.Sprintf("sum by (%s, %s) (%s)", labelSLOName, labelConstraint, rate(q.counters(metricViolations))),
-				"{{"+labelSLOName+"}} {{"+labelConstraint+"}}")),
+			target(fmt.Sprintf("sum by (%s, %s) (%s)", promname.LabelSLOName, promname.LabelSLOConstraint, rate(q.counters(promname.SLOViolations))),
+				"{{"+promname.LabelSLOName+"}} {{"+promname.LabelSLOConstraint+"}}")),
 		series("Decidable requests", "Share of each SLO's requests whose verdict was decided (met or violated); the others are unknown: a value the SLO reads is missing from their spans "+
 			"(Violations by constraint names it, <constraint>:unknown). Unknown verdicts count as not met, or are left out of the SLI under unknown_verdicts: exclude. "+q.denominators(), "percentunit",
-			target(fmt.Sprintf("1 - %s(%s)\n/\n%s(%s)", by, rate(q.counters(metricUnknown)), by, rate(q.counters(metricRequests))), "{{"+labelSLOName+"}} decidable")),
+			target(fmt.Sprintf("1 - %s(%s)\n/\n%s(%s)", by, rate(q.counters(promname.SLOUnknown)), by, rate(q.counters(promname.SLORequests))), "{{"+promname.LabelSLOName+"}} decidable")),
 		series("Good requests per second", "Requests meeting the SLO, per second.", "reqps",
-			target(by+"("+rate(q.counters(metricMet))+")", "{{"+labelSLOName+"}}")),
+			target(by+"("+rate(q.counters(promname.SLOMet))+")", "{{"+promname.LabelSLOName+"}}")),
 		series("Token goodput", "Output tokens of the requests meeting the SLO, per second.", "none",
-			target(by+"("+rate(q.counters(metricTokensMet))+")", "{{"+labelSLOName+"}} tokens/s")),
+			target(by+"("+rate(q.counters(promname.SLOTokensMet))+")", "{{"+promname.LabelSLOName+"}} tokens/s")),
 	}
 }
 

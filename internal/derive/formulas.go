@@ -15,7 +15,7 @@ import (
 )
 
 // request is the working state of one derivation, shared by the formulas
-// below. Each formula is one row of the README's Formulas table and sets its
+// below. Each formula is one row of the Formulas table (docs/processor.md) and sets its
 // own fields of the Result.
 type request struct {
 	c    *compiled
@@ -64,10 +64,20 @@ func (c *compiled) derive(t *Table, span ptrace.Span, scope *Scope, s *scratch, 
 	r.tokens()
 	r.ttft()
 	r.e2e()
-	res.QueueTime, _ = timingValue(c.queue, s, r.start, FieldQueueTime, r.errs)
+	r.parts()
 	r.itl(t.tokenAware)
 	r.tpot()
 	r.model()
+}
+
+// parts: queue time and the other parts of TTFT and E2E, as the engine
+// reports them (README, "Formulas"), each range-checked on its own.
+func (r *request) parts() {
+	c, s, res := r.c, r.s, r.res
+	res.QueueTime, _ = timingValue(c.queue, s, r.start, FieldQueueTime, r.errs)
+	res.PrefillTime, _ = timingValue(c.prefill, s, r.start, FieldPrefillTime, r.errs)
+	res.KVTransferTime, _ = timingValue(c.kvTransfer, s, r.start, FieldKVTransferTime, r.errs)
+	res.DecodeTime, _ = timingValue(c.decode, s, r.start, FieldDecodeTime, r.errs)
 }
 
 // checkSpan refuses span timestamps that cannot be a request: no start, an
@@ -236,7 +246,7 @@ func (r *request) tokens() {
 	res.InputTokens, res.HasInputTokens = countValue(c.input, s, FieldInputTokens, errs)
 	c.tokenDetails(s, res)
 	if k, ok := countValue(c.reqN, s, FieldRequestN, errs); ok && k > 1 {
-		r.seqs = k
+		r.seqs, res.Sequences = k, k
 		res.Qualifiers = append(res.Qualifiers, QualifierRequestN+strconv.FormatInt(k, 10))
 	}
 }

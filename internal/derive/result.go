@@ -2,8 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package derive turns one LLM request span into TTFT, TPOT, ITL, E2E, queue
-// time and token counts, following the project's definitions (README,
-// "Formulas"). It reads spans through pdata's zero-allocation accessors and
+// time and token counts, following the project's definitions
+// (docs/processor.md, "Formulas"). It reads spans through pdata's zero-allocation accessors and
 // never writes to them: writing is the processor's job.
 package derive
 
@@ -13,8 +13,8 @@ import (
 	"github.com/llmslo/llmslo/internal/preset"
 )
 
-// The words of Result.Qualifiers (README, "Attributes written",
-// llm.metrics.source), written nowhere else.
+// The words of Result.Qualifiers (docs/processor.md, "Attributes
+// written", llm.metrics.source), written nowhere else.
 const (
 	QualifierOutputTokensFromChunks = "output_tokens_from_chunks"
 	QualifierOutputTokensFromSteps  = "output_tokens_from_steps"
@@ -105,6 +105,13 @@ type Result struct {
 	Level string
 
 	TTFT, TPOT, E2E, ITLMean, ITLMax, QueueTime Value
+	// The parts of TTFT and E2E the engine reports on its span (another
+	// clock than TTFT and E2E: recorded, never mixed into TPOT): prefill,
+	// the KV cache transfer of disaggregated serving, decode.
+	PrefillTime, KVTransferTime, DecodeTime Value
+	// NetworkTime is, on a client span joined to its engine span (trace
+	// assembly), client TTFT - engine TTFT (NetworkTime); Missing otherwise.
+	NetworkTime Value
 	// Gaps holds every inter-token gap in seconds, in order, whenever there
 	// are two output times or more (chunk events or step spans).
 	// Token-aware, the gap before a chunk of k tokens is one entry gap/k.
@@ -115,6 +122,9 @@ type Result struct {
 
 	OutputTokens, InputTokens       int64
 	HasOutputTokens, HasInputTokens bool
+	// Sequences is the number of sequences OutputTokens is summed over
+	// (vLLM's gen_ai.request.n); 0 or 1 means one.
+	Sequences int64
 	// Token details as the producer gives them: input tokens read from and
 	// written to the prompt cache, reasoning tokens among the output.
 	CacheReadInputTokens, CacheWriteInputTokens, ReasoningOutputTokens          int64
@@ -144,6 +154,10 @@ const (
 	FieldTPOT
 	FieldITL
 	FieldQueueTime
+	FieldPrefillTime
+	FieldKVTransferTime
+	FieldDecodeTime
+	FieldNetworkTime
 	FieldOutputTokens
 	FieldInputTokens
 	FieldRequestN
@@ -160,7 +174,8 @@ const (
 	NumFields
 )
 
-var fieldNames = [NumFields]string{"span", "events", "ttft", "e2e", "tpot", "itl", "queue_time", "output_tokens", "input_tokens", "request_n", "stream",
+var fieldNames = [NumFields]string{"span", "events", "ttft", "e2e", "tpot", "itl", "queue_time",
+	"prefill_time", "kv_transfer_time", "decode_time", "network_time", "output_tokens", "input_tokens", "request_n", "stream",
 	"cache_read.input_tokens", "cache_write.input_tokens", "reasoning.output_tokens", "model", "slo_threshold"}
 
 func (f Field) String() string { return fieldNames[f] }
@@ -202,11 +217,15 @@ const (
 	// Overflow: trace assembly held as many request spans as its bounds
 	// allow; this one passed at once, derived from its own attributes.
 	Overflow
+	// ClockSkew: a difference of two producers' clocks came out negative
+	// (a client's TTFT below its engine's): the clocks disagree, so the
+	// difference is not written.
+	ClockSkew
 	// NumReasons is the number of reasons, NoReason included.
 	NumReasons
 )
 
-var reasonNames = [NumReasons]string{"", "invalid_value", "invalid_type", "out_of_range", "end_before_start", "missing_timestamps", "outside_span", "duplicate", "not_emitted", "inconsistent", "dropped", "evicted", "invalid_utf8", "overflow"}
+var reasonNames = [NumReasons]string{"", "invalid_value", "invalid_type", "out_of_range", "end_before_start", "missing_timestamps", "outside_span", "duplicate", "not_emitted", "inconsistent", "dropped", "evicted", "invalid_utf8", "overflow", "clock_skew"}
 
 func (r Reason) String() string { return reasonNames[r] }
 

@@ -197,7 +197,7 @@ func (sp *stackSpec) span() ptrace.Span {
 }
 
 // ownTTFT reports whether a condition names one of the presets' own TTFT
-// attributes: then the preset's own value comes first (README, Decisions),
+// attributes: then the preset's own value comes first (docs/processor.md, Decisions),
 // which is not the rule under test.
 func ownTTFT(c preset.Cond, ps ...*preset.Preset) bool {
 	for _, p := range ps {
@@ -240,7 +240,7 @@ func claims(p *preset.Preset, sp stackSpec) bool {
 // TestConventionTTFTKeptByEveryPair: for every pair of client presets that
 // can claim one span (a span built from both presets' match conditions,
 // claimed by each alone), the built-in table keeps the conventions' TTFT
-// on it whichever preset claims it (README, Decisions: stacked
+// on it whichever preset claims it (docs/processor.md, Decisions: stacked
 // instrumentations, evidence over first match). Engine presets read the
 // engine's own clock only, so they are not in the pairs.
 func TestConventionTTFTKeptByEveryPair(t *testing.T) {

@@ -88,7 +88,8 @@ type compiled struct {
 	index          int
 	any, all, none []compiledCond
 
-	ttft, e2e, itlMean, queue []timing
+	ttft, e2e, itlMean, queue   []timing
+	prefill, kvTransfer, decode []timing
 	// ttftFirstPart[i]: ttft[i] is stamped at the first stream part;
 	// firstPartEv are such first-token events, firstPartUnless the
 	// attributes that show a release stamping the first output instead.
@@ -150,6 +151,9 @@ func NewTable(presets []*preset.Preset, opts Options) *Table {
 		c.e2e = t.timings(p.Map.E2E)
 		c.itlMean = t.timings(p.Map.ITLMean)
 		c.queue = t.timings(p.Map.QueueTime)
+		c.prefill = t.timings(p.Map.PrefillTime)
+		c.kvTransfer = t.timings(p.Map.KVTransferTime)
+		c.decode = t.timings(p.Map.DecodeTime)
 		c.output = t.counts(p.Map.OutputTokens)
 		c.input = t.counts(p.Map.InputTokens)
 		c.reqN = t.counts(p.Map.RequestN)

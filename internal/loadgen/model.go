@@ -25,6 +25,10 @@ type Profile struct {
 	MaxOutput                 int
 	// Prefill time: base + per input token (seconds).
 	PrefillBase, PrefillPerToken float64
+	// KV transfer time in disaggregated serving (the TRT-LLM shape): base +
+	// per input token (seconds), the KV cache's bytes per token over an
+	// effective 25 GB/s link, varying by 30% across requests.
+	KVBase, KVPerToken float64
 	// TPOT: per-request mean time per output token (seconds), lognormal
 	// across requests with TPOTSigma; each gap varies by GapSigma around it.
 	TPOT, TPOTSigma, GapSigma float64
@@ -50,6 +54,7 @@ var Profiles = map[string]Profile{
 		InputMedian: 400, InputSigma: 0.7,
 		OutputMedian: 110, OutputSigma: 0.55, MaxOutput: 1024,
 		PrefillBase: 0.090, PrefillPerToken: 0.00013,
+		KVBase: 0.002, KVPerToken: 5.2e-6, // 128 KiB per token
 		TPOT: 0.00732, TPOTSigma: 0.15, GapSigma: 0.25,
 		TailProb: 0.03, TailAlpha: 1.6, TailCap: 25,
 		StallProb: 0.01, StallMean: 0.25,
@@ -60,6 +65,7 @@ var Profiles = map[string]Profile{
 		InputMedian: 400, InputSigma: 0.7,
 		OutputMedian: 110, OutputSigma: 0.55, MaxOutput: 1024,
 		PrefillBase: 0.25, PrefillPerToken: 0.0004,
+		KVBase: 0.003, KVPerToken: 13.1e-6, // 320 KiB per token
 		TPOT: 0.022, TPOTSigma: 0.15, GapSigma: 0.25,
 		TailProb: 0.03, TailAlpha: 1.6, TailCap: 25,
 		StallProb: 0.02, StallMean: 0.5,
@@ -70,6 +76,7 @@ var Profiles = map[string]Profile{
 		InputMedian: 300, InputSigma: 0.7,
 		OutputMedian: 90, OutputSigma: 0.55, MaxOutput: 1024,
 		PrefillBase: 0.025, PrefillPerToken: 0.00004,
+		KVBase: 0.001, KVPerToken: 1.1e-6, // 28 KiB per token
 		TPOT: 0.0028, TPOTSigma: 0.15, GapSigma: 0.25,
 		TailProb: 0.02, TailAlpha: 1.6, TailCap: 25,
 		StallProb: 0.005, StallMean: 0.1,
@@ -81,7 +88,9 @@ var Profiles = map[string]Profile{
 const DefaultModel = "llama-3.1-8b-instruct"
 
 // Request is one generated request's engine-side timeline, in seconds
-// relative to its arrival at the engine.
+// relative to its arrival at the engine. Its parts: TTFT = Queue +
+// Prefill() + KVTransfer, E2E = TTFT + Decode(); a client adds its network
+// delay (drawn when its span is written) and ClientDelay.
 type Request struct {
 	Model        string
 	InputTokens  int
@@ -90,6 +99,15 @@ type Request struct {
 	// TokenTimes are the times each output token was generated.
 	TokenTimes []float64
 	Failed     bool
+	// KVTransfer is the time the KV cache took from the prefill instance
+	// to the decode instance (disaggregated serving), 0 on one instance.
+	KVTransfer float64
+	// ClientDelay is time between the client and the engine beyond the
+	// network's own delay (a network incident), 0 otherwise.
+	ClientDelay float64
+	// Incident is the kind of the incident that changed the request, ""
+	// when none did.
+	Incident IncidentKind
 }
 
 // TTFT is the engine's time to first token.
@@ -97,6 +115,31 @@ func (r *Request) TTFT() float64 { return r.TokenTimes[0] }
 
 // E2E is the engine's time to last token.
 func (r *Request) E2E() float64 { return r.TokenTimes[len(r.TokenTimes)-1] }
+
+// Prefill is the engine's time from leaving the queue to the first token,
+// less any KV transfer: what vLLM writes as time_in_model_prefill
+// (first token - scheduled).
+func (r *Request) Prefill() float64 { return r.TTFT() - r.Queue - r.KVTransfer }
+
+// Decode is the engine's time from the first token to the last.
+func (r *Request) Decode() float64 { return r.E2E() - r.TTFT() }
+
+// shift delays every token by d seconds.
+func (r *Request) shift(d float64) {
+	for k := range r.TokenTimes {
+		r.TokenTimes[k] += d
+	}
+}
+
+// disaggregate serves r on a prefill and a decode instance: the KV cache
+// moves between them before the first token, in a time that grows with
+// the prompt (p's KV model), drawn from rng (not the engine's stream, so
+// the engine's requests stay what they are).
+func (r *Request) disaggregate(p Profile, rng *rand.Rand) {
+	kv := (p.KVBase + p.KVPerToken*float64(r.InputTokens)) * math.Exp(0.3*rng.NormFloat64()-0.3*0.3/2)
+	r.KVTransfer += kv
+	r.shift(kv)
+}
 
 // Engine simulates one model's server: arrivals queue when all slots are
 // busy, so queueing grows with load.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Config drives a run.
@@ -36,14 +38,15 @@ type Config struct {
 	// ModelAttr writes gen_ai.response.model on vLLM spans (V0 style); V1
 	// spans carry none.
 	ModelAttr bool
-	// Truth, if set, receives one JSON object per request.
+	// Truth, if set, receives one JSON object per span (per request, but
+	// two for a joined trace: its engine's and its client's).
 	Truth io.Writer
 	// OnTruth, if set, is called with each request's truth as its span is
 	// emitted (from several goroutines; it must be safe for that).
 	OnTruth func(Truth)
 	// Exporter, if set, replaces the OTLP exporter (tests).
 	Exporter sdktrace.SpanExporter
-	// Incident, if set, multiplies one model's TTFT from a point on.
+	// Incident, if set, changes one model's requests from a point on.
 	Incident *Incident
 }
 
@@ -103,9 +106,14 @@ func (p picker) pick(rng *rand.Rand) string {
 	return p.names[len(p.names)-1]
 }
 
+// joinLag is how long after its engine span a joined trace's client span
+// is ended in real time: past the engine's batch timeout, so that the
+// engine's view reaches the collector first.
+const joinLag = time.Second
+
 // Run generates the traffic, sends it, and returns the ground truth of
-// every request. It stops when the duration is over (or ctx is done),
-// after every started request's span has been exported.
+// every span. It stops when the duration is over (or ctx is done),
+// after every started request's spans have been exported.
 func Run(ctx context.Context, cfg Config) ([]Truth, error) {
 	shapeWeights, err := cfg.check()
 	if err != nil {
@@ -123,8 +131,7 @@ func Run(ctx context.Context, cfg Config) ([]Truth, error) {
 		engines[name] = NewEngine(Profiles[name], cfg.Seed+uint64(i)*7919)
 	}
 	models, shapes := newPicker(cfg.Models), newPicker(shapeWeights)
-	rec := newRecorder(cfg)
-	var wg sync.WaitGroup
+	s := &sender{providers: providers, rec: newRecorder(cfg), fast: cfg.Fast, modelAttr: cfg.ModelAttr}
 
 	begin := time.Now()
 	if cfg.Fast {
@@ -143,8 +150,10 @@ func Run(ctx context.Context, cfg Config) ([]Truth, error) {
 		cfg.Incident.apply(&req, at)
 		arrival := begin.Add(Durations(at))
 		chunkRng := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
-		tracer := providers[shape].Tracer("github.com/llmslo/llmslo/cmd/llmloadgen")
-		emit := func() { rec.record(Emit(tracer, shape, &req, arrival, chunkRng, cfg.ModelAttr)) }
+		if shape == ShapeTRTLLM {
+			req.disaggregate(Profiles[model], chunkRng)
+		}
+		emit := func() { s.emit(shape, &req, arrival, chunkRng) }
 		if cfg.Fast {
 			emit()
 			continue
@@ -152,17 +161,63 @@ func Run(ctx context.Context, cfg Config) ([]Truth, error) {
 		// In real time: wait for the arrival, then emit the span when the
 		// request ends, as an instrumented server does.
 		if !sleepUntil(ctx, arrival) {
-			wg.Wait()
-			return rec.all(), nil
+			break
 		}
-		wg.Add(1)
-		time.AfterFunc(Durations(req.E2E()+0.005), func() { defer wg.Done(); emit() })
+		s.wg.Add(1)
+		time.AfterFunc(Durations(req.E2E()+0.005), func() { defer s.wg.Done(); emit() })
 	}
-	wg.Wait()
+	s.wg.Wait()
+	s.endJoined(ctx)
 	for _, tp := range providers {
 		_ = tp.ForceFlush(ctx)
 	}
-	return rec.all(), nil
+	return s.rec.all(), nil
+}
+
+// sender writes the requests' spans and records their truths.
+type sender struct {
+	providers map[string]*sdktrace.TracerProvider // by service.name
+	rec       *recorder
+	fast      bool
+	modelAttr bool
+	wg        sync.WaitGroup
+	mu        sync.Mutex
+	ends      []func() // fast mode: the joined client spans to end
+}
+
+func (s *sender) tracer(service string) trace.Tracer {
+	return s.providers[service].Tracer("github.com/llmslo/llmslo/cmd/llmloadgen")
+}
+
+func (s *sender) emit(shape Shape, req *Request, arrival time.Time, rng *rand.Rand) {
+	if shape != ShapeJoined {
+		s.rec.record(Emit(s.tracer(shape.Service()), shape, req, arrival, rng, s.modelAttr))
+		return
+	}
+	svc := shape.Services()
+	engine, client, end := EmitJoined(s.tracer(svc[0]), s.tracer(svc[1]), req, arrival, rng, s.modelAttr)
+	s.rec.record(engine)
+	s.rec.record(client)
+	if s.fast {
+		s.mu.Lock()
+		s.ends = append(s.ends, end)
+		s.mu.Unlock()
+		return
+	}
+	s.wg.Add(1)
+	time.AfterFunc(joinLag, func() { defer s.wg.Done(); end() })
+}
+
+// endJoined ends, in fast mode, the joined client spans once the engine
+// spans have been exported.
+func (s *sender) endJoined(ctx context.Context) {
+	if len(s.ends) == 0 {
+		return
+	}
+	_ = s.providers[ShapeJoined.Services()[1]].ForceFlush(ctx)
+	for _, end := range s.ends {
+		end()
+	}
 }
 
 // check validates the configuration's names and returns the shape weights.
@@ -174,8 +229,8 @@ func (cfg *Config) check() (map[string]float64, error) {
 	}
 	shapeWeights := map[string]float64{}
 	for s, w := range cfg.Shapes {
-		if s != ShapeVLLM && s != ShapeChunks && s != ShapeSemconv {
-			return nil, fmt.Errorf("unknown shape %q: known are vllm, chunks, semconv", s)
+		if !slices.Contains(AllShapes, s) {
+			return nil, fmt.Errorf("unknown shape %q: known are %s", s, shapeNames())
 		}
 		shapeWeights[string(s)] = w
 	}
@@ -187,31 +242,44 @@ func (cfg *Config) check() (map[string]float64, error) {
 	return shapeWeights, nil
 }
 
-// newProviders returns one tracer provider per shape, each with the
-// service name of the producer it imitates.
-func newProviders(ctx context.Context, cfg Config) (map[Shape]*sdktrace.TracerProvider, error) {
-	providers := map[Shape]*sdktrace.TracerProvider{}
-	for _, s := range Shapes {
-		exp := cfg.Exporter
-		if exp == nil {
-			var err error
-			if exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(cfg.Endpoint), otlptracegrpc.WithInsecure()); err != nil {
-				shutdown(providers)
-				return nil, err
-			}
+func shapeNames() string {
+	names := make([]string, len(AllShapes))
+	for i, s := range AllShapes {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
+
+// newProviders returns one tracer provider per service of the run's
+// shapes, each with the service name of the producer it imitates.
+func newProviders(ctx context.Context, cfg Config) (map[string]*sdktrace.TracerProvider, error) {
+	providers := map[string]*sdktrace.TracerProvider{}
+	for _, sh := range AllShapes {
+		if _, ok := cfg.Shapes[sh]; !ok {
+			continue
 		}
-		res := resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName(s.Service()))
-		// A long stream has more chunk events than the SDK's default limit
-		// of 128, beyond which it drops the oldest (the first tokens).
-		limits := sdktrace.NewSpanLimits()
-		limits.EventCountLimit = 1 << 14
-		providers[s] = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithRawSpanLimits(limits),
-			sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(500*time.Millisecond), sdktrace.WithMaxQueueSize(65536)))
+		for _, svc := range sh.Services() {
+			exp := cfg.Exporter
+			if exp == nil {
+				var err error
+				if exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(cfg.Endpoint), otlptracegrpc.WithInsecure()); err != nil {
+					shutdown(providers)
+					return nil, err
+				}
+			}
+			res := resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName(svc))
+			// A long stream has more chunk events than the SDK's default limit
+			// of 128, beyond which it drops the oldest (the first tokens).
+			limits := sdktrace.NewSpanLimits()
+			limits.EventCountLimit = 1 << 14
+			providers[svc] = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithRawSpanLimits(limits),
+				sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(500*time.Millisecond), sdktrace.WithMaxQueueSize(65536)))
+		}
 	}
 	return providers, nil
 }
 
-func shutdown(providers map[Shape]*sdktrace.TracerProvider) {
+func shutdown(providers map[string]*sdktrace.TracerProvider) {
 	for _, tp := range providers {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		_ = tp.Shutdown(sctx)

@@ -5,8 +5,8 @@ package preset
 
 import "slices"
 
-// Attribute names shared by several producers (see the project README's
-// preset tables for where each comes from).
+// Attribute names shared by several producers (see the preset tables of
+// the project's docs/producers.md for where each comes from).
 var (
 	outputTokenKeys = []string{"gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion"}
 	inputTokenKeys  = []string{"gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"}
@@ -58,19 +58,32 @@ var (
 	// engineMapping is the gen_ai.latency.* family that vLLM, SGLang and
 	// TRT-LLM share character for character. TTFT and E2E come from one
 	// clock; the engine's prefill/decode times come from another and are
-	// deliberately not used for TPOT.
+	// deliberately not used for TPOT. All are seconds. vLLM's prefill is
+	// first token - scheduled (after its queue time), its decode last token
+	// - first token; TRT-LLM's KV transfer is the disaggregated split's.
 	engineMapping = Mapping{
-		TTFT:         []TimingAttr{{Key: "gen_ai.latency.time_to_first_token"}},
-		E2E:          []TimingAttr{{Key: "gen_ai.latency.e2e"}},
-		QueueTime:    []TimingAttr{{Key: "gen_ai.latency.time_in_queue"}},
-		OutputTokens: outputTokenKeys,
-		InputTokens:  inputTokenKeys,
-		RequestN:     []string{"gen_ai.request.n"},
-		Stream:       streamKeys,
-		Model:        modelKeys,
+		TTFT:           []TimingAttr{{Key: "gen_ai.latency.time_to_first_token"}},
+		E2E:            []TimingAttr{{Key: "gen_ai.latency.e2e"}},
+		QueueTime:      []TimingAttr{{Key: "gen_ai.latency.time_in_queue"}},
+		PrefillTime:    []TimingAttr{{Key: "gen_ai.latency.time_in_model_prefill"}},
+		KVTransferTime: []TimingAttr{{Key: "gen_ai.latency.kv_cache_transfer_time"}},
+		DecodeTime:     []TimingAttr{{Key: "gen_ai.latency.time_in_model_decode"}},
+		OutputTokens:   outputTokenKeys,
+		InputTokens:    inputTokenKeys,
+		RequestN:       []string{"gen_ai.request.n"},
+		Stream:         streamKeys,
+		Model:          modelKeys,
 		// vLLM PR #54476 adds the conventions' cache-read count.
 		CacheReadInputTokens: []string{"gen_ai.usage.cache_read.input_tokens"},
 	}
+
+	// sglangMapping is the engine family without its prefill: SGLang's
+	// time_in_model_prefill is first token - the tokenizer's dispatch to
+	// the scheduler, so it includes the scheduler's wait queue (SGLang
+	// writes no time_in_queue) and, on a decode worker's span, the KV
+	// transfer. Read as prefill it would put a queueing incident on the
+	// prompts.
+	sglangMapping = with(engineMapping, func(m *Mapping) { m.PrefillTime = nil })
 
 	// clientMapping is what every client preset reads. The conventions'
 	// TTFT and mean chunk gap are read whichever preset claims the span:
@@ -187,7 +200,7 @@ func servers() []*Preset {
 			Name:  "sglang",
 			Layer: LayerServer,
 			Match: Match{Any: []Cond{{SpanNameContains: "Req "}}, All: []Cond{{Attribute: "rid"}}},
-			Map:   engineMapping,
+			Map:   sglangMapping,
 			Ev:    chunkEvents,
 			Steps: &Steps{SpanName: "decode_loop", Time: StepEnd, Counter: "decode_ct"},
 		},
@@ -273,23 +286,7 @@ func sdks() []*Preset {
 			// the level rule in derive keeps from being read.
 			StreamJSON: []string{"llm.invocation_parameters"},
 		},
-		{
-			// Langfuse records the first-token time as an absolute timestamp.
-			Name:  "langfuse",
-			Layer: LayerClient,
-			Match: Match{Any: []Cond{{Attribute: "langfuse.observation.type", AttributeValues: []string{"generation"}}}},
-			Map: with(clientMapping, func(m *Mapping) {
-				// Both observeOpenAI and the LangChain handler stamp it at
-				// the first stream part, a role-only chunk too.
-				m.TTFT = withConventionTTFT(TimingAttr{Key: "langfuse.observation.completion_start_time", Unit: Timestamp, FirstPart: true})
-				// Langfuse serialises usage as a JSON object.
-				m.OutputTokens = append(slices.Clone(outputTokenKeys), "langfuse.observation.usage_details#output")
-				m.InputTokens = append(slices.Clone(inputTokenKeys), "langfuse.observation.usage_details#input")
-			}),
-			Ev: chunkEvents,
-			// Langfuse writes the request's parameters, stream flag included.
-			StreamJSON: []string{"langfuse.observation.model.parameters"},
-		},
+		langfuse(),
 		{
 			Name:  "litellm",
 			Layer: LayerClient,
@@ -302,6 +299,27 @@ func sdks() []*Preset {
 			Map: with(clientMapping, func(m *Mapping) { m.TTFT = semconvTTFT }),
 			Ev:  chunkEvents,
 		},
+	}
+}
+
+// langfuse: Langfuse records the first-token time as an absolute timestamp
+// and its usage as a JSON object.
+func langfuse() *Preset {
+	return &Preset{
+		Name:  "langfuse",
+		Layer: LayerClient,
+		Match: Match{Any: []Cond{{Attribute: "langfuse.observation.type", AttributeValues: []string{"generation"}}}},
+		Map: with(clientMapping, func(m *Mapping) {
+			// Both observeOpenAI and the LangChain handler stamp it at
+			// the first stream part, a role-only chunk too.
+			m.TTFT = withConventionTTFT(TimingAttr{Key: "langfuse.observation.completion_start_time", Unit: Timestamp, FirstPart: true})
+			// Langfuse serialises usage as a JSON object.
+			m.OutputTokens = append(slices.Clone(outputTokenKeys), "langfuse.observation.usage_details#output")
+			m.InputTokens = append(slices.Clone(inputTokenKeys), "langfuse.observation.usage_details#input")
+		}),
+		Ev: chunkEvents,
+		// Langfuse writes the request's parameters, stream flag included.
+		StreamJSON: []string{"langfuse.observation.model.parameters"},
 	}
 }
 

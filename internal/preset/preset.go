@@ -88,6 +88,12 @@ type Mapping struct {
 	E2E       []TimingAttr // request start to last token
 	ITLMean   []TimingAttr // a producer's own mean inter-chunk gap (OpenLIT)
 	QueueTime []TimingAttr // time waiting in the engine's queue
+	// The engine's own parts of TTFT and E2E: prefill (scheduled to first
+	// token, after the queue), KV cache transfer between a prefill and a
+	// decode worker, decode (first token to last).
+	PrefillTime    []TimingAttr
+	KVTransferTime []TimingAttr
+	DecodeTime     []TimingAttr
 
 	// OutputTokens and InputTokens may name "key#field": a number inside a
 	// JSON object held by a string attribute.

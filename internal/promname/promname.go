@@ -64,3 +64,20 @@ func Label(key string) string {
 	}
 	return b.String()
 }
+
+// The Prometheus names of the connector's SLO counters and of the labels
+// that tell an SLO's series apart: what the rules and the dashboard
+// query, spelled here once.
+var (
+	SLORequests   = Metric(catalog.SLORequests)
+	SLOMet        = Metric(catalog.SLOMet)
+	SLOViolated   = Metric(catalog.SLOViolated)
+	SLOUnknown    = Metric(catalog.SLOUnknown)
+	SLOTokensMet  = Metric(catalog.SLOTokensMet)
+	SLOViolations = Metric(catalog.SLOViolations)
+	// LabelSLOName is the SLO's name on every series of the SLO.
+	LabelSLOName = Label(catalog.AttrSLOName)
+	// LabelSLOConstraint is the failed or unknown constraint on
+	// SLOViolations.
+	LabelSLOConstraint = Label(catalog.AttrSLOConstraint)
+)

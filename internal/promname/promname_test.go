@@ -46,6 +46,9 @@ func TestNames(t *testing.T) {
 		require.True(t, ok)
 		assert.Equal(t, c.want, Metric(m))
 	}
+	assert.Equal(t, []string{"llm_slo_requests_total", "llm_slo_requests_met_total", "llm_slo_requests_violated_total",
+		"llm_slo_requests_unknown_total", "llm_slo_output_tokens_met_total", "llm_slo_violations_total", "llm_slo_name", "llm_slo_constraint"},
+		[]string{SLORequests, SLOMet, SLOViolated, SLOUnknown, SLOTokensMet, SLOViolations, LabelSLOName, LabelSLOConstraint})
 	assert.Equal(t, "llm_slo_name", Label(catalog.AttrSLOName))
 	assert.Equal(t, "collector_instance_id", Label(catalog.AttrCollectorInstance))
 	assert.Equal(t, "gen_ai_request_model", Label(catalog.AttrRequestModel))

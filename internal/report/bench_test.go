@@ -105,8 +105,8 @@ func BenchmarkReport(b *testing.B) {
 // BenchmarkMemoryPerRequest measures the heap kept per request after
 // ingesting engine spans (the record and verdicts only) and client spans
 // with 20 chunk events (plus the stream record and 19 gaps, pooled twice:
-// the tools' pool and llmslo's): the figures behind the README's
-// 10-million-request estimate.
+// the tools' pool and llmslo's): the figures behind the
+// 10-million-request estimate of docs/report.md (Scale).
 func BenchmarkMemoryPerRequest(b *testing.B) {
 	for _, c := range []struct {
 		name string

@@ -21,7 +21,7 @@ import (
 	"github.com/llmslo/llmslo/internal/report/schema"
 )
 
-// post sends td as the collector's otlphttp exporter does: protobuf,
+// post sends td as the collector's otlp_http exporter does: protobuf,
 // gzip-compressed (its default), or OTLP/JSON.
 func post(t *testing.T, addr string, td ptrace.Traces, asJSON bool) {
 	req := ptraceotlp.NewExportRequestFromTraces(td)

@@ -188,7 +188,7 @@ var tools = []toolInfo{
 	{"distserve", "DistServe", "evaluation/2-benchmark-serving/structs.py RequestResult",
 		"TPOT = (last - first token)/(N-1), 0 for one token (always passes); no ITL; it reports SLO attainment",
 		"none in the source (SLO attainment); np.percentile linear here"},
-	{"llmslo", "llmslo (this processor)", "README, Formulas",
+	{"llmslo", "llmslo (this processor)", "docs/processor.md, Formulas",
 		"TTFT at the first chunk with output; E2E at the last output; ITL as the processor measured the gaps",
 		"np.percentile linear (exact)"},
 }

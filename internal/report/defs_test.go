@@ -222,7 +222,7 @@ func reference(reqs []req) map[string]map[string]*refMetric {
 		} else {
 			add("distserve", "tpot", s(last-first)/float64(n-1))
 		}
-		// llmslo: the project's formulas (README, Formulas)
+		// llmslo: the project's formulas (docs/processor.md, Formulas)
 		add("llmslo", "ttft", s(first))
 		add("llmslo", "e2e", s(last))
 		if n > 1 {

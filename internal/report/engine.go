@@ -54,9 +54,7 @@ type Options struct {
 // Processor is the llm_slo processor as the engine runs it: the
 // component's own factory and configuration, so the spans are processed
 // exactly as a collector would, and the parts of that configuration the
-// engine reads itself. The llmslo command fills it from the collector's
-// configuration (the processor's Config has SLODefinitions and
-// PresetEvents for the last two).
+// engine reads itself. NewProcessor fills it.
 type Processor struct {
 	Factory processor.Factory
 	// Config is the factory's configuration, validated.
@@ -66,6 +64,29 @@ type Processor struct {
 	SLOs            []slo.Definition
 	// Events are the chunk events of every preset, by name.
 	Events map[string]preset.Events
+}
+
+// Config is the processor's configuration as NewProcessor reads it: the
+// factory takes it whole, and the engine reads back the settings it applies
+// itself. The llm_slo processor's Config implements it; taking it through
+// an interface keeps this package from importing the processor.
+type Config interface {
+	component.Config
+	// Prefix is the attribute_prefix the processor writes under.
+	Prefix() string
+	// ITLTokenAware is token_aware_itl.
+	ITLTokenAware() bool
+	SLODefinitions() []slo.Definition
+	PresetEvents() map[string]preset.Events
+}
+
+// NewProcessor is the processor factory builds from cfg, as the engine
+// runs it. cfg must be validated.
+func NewProcessor(factory processor.Factory, cfg Config) Processor {
+	return Processor{
+		Factory: factory, Config: cfg, AttributePrefix: cfg.Prefix(),
+		TokenAwareITL: cfg.ITLTokenAware(), SLOs: cfg.SLODefinitions(), Events: cfg.PresetEvents(),
+	}
 }
 
 // DefaultMaxGroups is the default of Options.MaxGroups.

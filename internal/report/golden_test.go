@@ -27,20 +27,12 @@ func goldenOptions(t testing.TB) Options {
 // goldenOptionsWith is goldenOptions with the processor's configuration
 // changed by change.
 func goldenOptionsWith(t testing.TB, change func(*llmsloprocessor.Config)) Options {
-	procs, err := collectorconfig.Load(context.Background(), "testdata/collector.yaml")
+	procs, err := collectorconfig.Load[*llmsloprocessor.Config](context.Background(), "testdata/collector.yaml", llmsloprocessor.NewFactory())
 	require.NoError(t, err)
 	cfg := procs[0].Config
 	change(cfg)
 	require.NoError(t, cfg.Validate())
-	return Options{Processor: processorOf(cfg), ProcessorID: "llm_slo (testdata/collector.yaml)"}
-}
-
-// processorOf is the processor of cfg, as the llmslo command builds it.
-func processorOf(cfg *llmsloprocessor.Config) Processor {
-	return Processor{
-		Factory: llmsloprocessor.NewFactory(), Config: cfg, AttributePrefix: cfg.AttributePrefix,
-		TokenAwareITL: cfg.TokenAwareITL, SLOs: cfg.SLODefinitions(), Events: cfg.PresetEvents(),
-	}
+	return Options{Processor: NewProcessor(llmsloprocessor.NewFactory(), cfg), ProcessorID: "llm_slo (testdata/collector.yaml)"}
 }
 
 func runFiles(t *testing.T, opts Options, files ...string) *Report {

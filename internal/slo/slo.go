@@ -45,14 +45,17 @@ type constraint struct {
 	name, unknown string
 	limit         func(*Limits) Threshold
 	value         func(*derive.Result) derive.Value
+	// cause is the rule that names why the constraint failed
+	// (attribution.go).
+	cause causeRule
 }
 
 var constraints = [...]constraint{
-	{TTFT, TTFT + contract.UnknownSuffix, func(l *Limits) Threshold { return l.TTFT }, func(r *derive.Result) derive.Value { return r.TTFT }},
-	{TPOT, TPOT + contract.UnknownSuffix, func(l *Limits) Threshold { return l.TPOT }, func(r *derive.Result) derive.Value { return r.TPOT }},
-	{ITL, ITL + contract.UnknownSuffix, func(l *Limits) Threshold { return l.ITL }, func(r *derive.Result) derive.Value { return r.ITLMax }},
-	{E2E, E2E + contract.UnknownSuffix, func(l *Limits) Threshold { return l.E2E }, func(r *derive.Result) derive.Value { return r.E2E }},
-	{QueueTime, QueueTime + contract.UnknownSuffix, func(l *Limits) Threshold { return l.QueueTime }, func(r *derive.Result) derive.Value { return r.QueueTime }},
+	{TTFT, TTFT + contract.UnknownSuffix, func(l *Limits) Threshold { return l.TTFT }, func(r *derive.Result) derive.Value { return r.TTFT }, ttftMiss},
+	{TPOT, TPOT + contract.UnknownSuffix, func(l *Limits) Threshold { return l.TPOT }, func(r *derive.Result) derive.Value { return r.TPOT }, paceMiss},
+	{ITL, ITL + contract.UnknownSuffix, func(l *Limits) Threshold { return l.ITL }, func(r *derive.Result) derive.Value { return r.ITLMax }, paceMiss},
+	{E2E, E2E + contract.UnknownSuffix, func(l *Limits) Threshold { return l.E2E }, func(r *derive.Result) derive.Value { return r.E2E }, e2eMiss},
+	{QueueTime, QueueTime + contract.UnknownSuffix, func(l *Limits) Threshold { return l.QueueTime }, func(r *derive.Result) derive.Value { return r.QueueTime }, queueMiss},
 }
 
 // SLO is one compiled objective.
@@ -83,6 +86,11 @@ type Verdict struct {
 	// listed as undecidable: a set without reading the strings back; it has
 	// contract.NumConstraints bits.
 	Unknown uint8
+	// Violated has bit i set when constraint i failed (is listed by name).
+	Violated uint8
+	// Causes, set by Attribute, lists "<constraint>:<cause>" for each
+	// failed constraint, in the order of Violations; empty when none failed.
+	Causes []string
 }
 
 // Judge evaluates the SLO on r, appending violations to v.Violations[:0].
@@ -93,7 +101,7 @@ func (s *SLO) Judge(r *derive.Result, v *Verdict) { s.JudgeLimits(r, &s.Limits, 
 // JudgeLimits is Judge against limits l, the SLO's own or a request's
 // (LimitsFor).
 func (s *SLO) JudgeLimits(r *derive.Result, l *Limits, v *Verdict) {
-	v.Violations, v.Unknown = v.Violations[:0], 0
+	v.Violations, v.Unknown, v.Violated, v.Causes = v.Violations[:0], 0, 0, v.Causes[:0]
 	if r.Failed {
 		v.Violations = append(v.Violations, contract.ViolationError)
 	}
@@ -112,6 +120,7 @@ func (s *SLO) JudgeLimits(r *derive.Result, l *Limits, v *Verdict) {
 		case derive.Known:
 			if x.V > lim.Seconds {
 				v.Violations = append(v.Violations, c.name)
+				v.Violated |= 1 << i
 			}
 		case derive.Missing:
 			unknown = true

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmslo/llmslo/internal/promname"
 	"github.com/llmslo/llmslo/internal/promtime"
 )
 
@@ -146,7 +147,7 @@ func (o *Options) ID(s *SLO) string { return o.service() + "-" + s.Name }
 // idLabels are the labels that identify the SLO on every rule: Sloth's and
 // the connector's llm_slo_name.
 func (o *Options) idLabels(s *SLO) map[string]string {
-	return map[string]string{labelID: o.ID(s), labelService: o.service(), labelSLO: s.Name, labelSLOName: s.Name}
+	return map[string]string{labelID: o.ID(s), labelService: o.service(), labelSLO: s.Name, promname.LabelSLOName: s.Name}
 }
 
 // filter is Sloth's selector of the SLO's own recorded series.
@@ -262,14 +263,14 @@ func (o *Options) alertRules(s *SLO) []Rule {
 				SLIRecord(w.Short), filter, f, budget, labelWindow, SLIRecord(w.Long), filter, f, budget, labelWindow)
 			if a.Severity == "page" && o.MinRequests > 0 {
 				c += fmt.Sprintf("    and on()\n    sum(increase(%s[%s])) >= %s\n",
-					s.selector(metricRequests, o.Matchers), o.rng(w.Short), num(o.MinRequests))
+					s.selector(promname.SLORequests, o.Matchers), o.rng(w.Short), num(o.MinRequests))
 			}
 			return "(\n" + c + ")"
 		}
 		rules = append(rules, Rule{
 			Alert:       AlertName,
 			Expr:        cond(a.Quick) + "\nor\n" + cond(a.Slow) + "\n",
-			Labels:      map[string]string{labelSeverity: a.Severity, "severity": a.Severity, labelSLOName: s.Name},
+			Labels:      map[string]string{labelSeverity: a.Severity, "severity": a.Severity, promname.LabelSLOName: s.Name},
 			Annotations: annotations(s, a, o.MinRequests),
 		})
 	}
@@ -287,20 +288,20 @@ func (o *Options) unknownAlert(s *SLO) Rule {
 		share = DefaultUnknownShare
 	}
 	w := o.rng(time.Hour)
-	top := fmt.Sprintf(`topk(3, sum by (%s) (rate(%s[%s])))`, labelConstraint,
-		strings.TrimSuffix(s.selector(metricViolations, o.Matchers), "}")+`,`+labelConstraint+`=~".*:unknown"}`, w)
+	top := fmt.Sprintf(`topk(3, sum by (%s) (rate(%s[%s])))`, promname.LabelSLOConstraint,
+		strings.TrimSuffix(s.selector(promname.SLOViolations, o.Matchers), "}")+`,`+promname.LabelSLOConstraint+`=~".*:unknown"}`, w)
 	return Rule{
 		Alert: UnknownAlertName,
 		Expr: fmt.Sprintf("sum(rate(%s[%s]))\n/\nsum(rate(%s[%s]))\n> %s\n",
-			s.selector(metricUnknown, o.Matchers), w, s.selector(metricRequests, o.Matchers), w, num(share)),
-		Labels: map[string]string{"severity": "ticket", labelSLOName: s.Name},
+			s.selector(promname.SLOUnknown, o.Matchers), w, s.selector(promname.SLORequests, o.Matchers), w, num(share)),
+		Labels: map[string]string{"severity": "ticket", promname.LabelSLOName: s.Name},
 		Annotations: map[string]string{
 			"summary": fmt.Sprintf("LLM SLO %s cannot judge {{ $value | humanizePercentage }} of its requests.", s.Name),
 			"description": fmt.Sprintf("More than %s of the requests of SLO %s (%s) over 1h had an undecidable verdict: "+
 				"a value the SLO reads is missing from their spans, so they %s. This is missing data, not slow requests: "+
-				"see which producer (llm_metrics_source) leaves it out, and the README's producer table for how to get it. "+
+				"see which producer (llm_metrics_source) leaves it out, and the producer table of the project's docs/producers.md for how to get it. "+
 				"Left unknown most often:{{ range query %q }} {{ .Labels.%s }} ({{ .Value | printf \"%%.3g\" }}/s){{ end }}.",
-				strconv.FormatFloat(share*100, 'g', -1, 64)+"%", s.Name, s.Description, s.unknownFate(), top, labelConstraint),
+				strconv.FormatFloat(share*100, 'g', -1, 64)+"%", s.Name, s.Description, s.unknownFate(), top, promname.LabelSLOConstraint),
 		},
 	}
 }
@@ -330,7 +331,7 @@ func alertingAnnotations(s *SLO, a Alert) map[string]string {
 			"the error ratio (%s) exceeded %s, or %s. "+
 			"The failing constraints: sum by (%s) (rate(%s[5m])).",
 			s.Name, s.Description, pct, period, s.errorRatioText(), cond(a.Quick), cond(a.Slow),
-			labelConstraint, s.selector(metricViolations, nil)),
+			promname.LabelSLOConstraint, s.selector(promname.SLOViolations, nil)),
 	}
 }
 

@@ -15,6 +15,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/llmslo/llmslo/internal/promname"
+	"github.com/llmslo/llmslo/internal/promtime"
+	"github.com/llmslo/llmslo/internal/slo"
 )
 
 // promtool finds Prometheus's promtool (Debian package prometheus). Under
@@ -48,27 +52,18 @@ func runPromtool(t *testing.T, args ...string) {
 	t.Logf("promtool %s:\n%s", args[0]+" "+args[1], out)
 }
 
-// TestPromtoolCheckRules: promtool accepts every rule file llmslo writes:
-// both example configurations, with and without the guard and the test
-// divisor, several SLOs and periods.
+// TestPromtoolCheckRules: promtool accepts the rule files llmslo writes,
+// with and without the guard and the test divisor, for several SLOs and
+// periods (the llmslo command's tests check the example configurations).
 func TestPromtoolCheckRules(t *testing.T) {
 	promtool(t)
 	dir := t.TempDir()
 	var files []string
-	for _, cfg := range []string{"../../config/collector.yaml", "../../config/demo.yaml", ""} {
-		var slos []SLO
-		if cfg == "" {
-			var err error
-			slos, err = load(t, twoProcessors)
-			require.NoError(t, err)
-		} else {
-			slos = loadFile(t, cfg)
-		}
-		for i, o := range []Options{{}, {MinRequests: 20, WindowDivisor: 60, Matchers: []string{`deployment_environment_name="prod"`}}} {
-			sub := filepath.Join(dir, fmt.Sprintf("%d-%d", len(files), i))
-			require.NoError(t, os.Mkdir(sub, 0o700))
-			files = append(files, writeRules(t, sub, slos, o))
-		}
+	slos := slosOf(t, twoProcessors...)
+	for i, o := range []Options{{}, {MinRequests: 20, WindowDivisor: 60, Matchers: []string{`deployment_environment_name="prod"`}}} {
+		sub := filepath.Join(dir, fmt.Sprint(i))
+		require.NoError(t, os.Mkdir(sub, 0o700))
+		files = append(files, writeRules(t, sub, slos, o))
 	}
 	runPromtool(t, append([]string{"check", "rules"}, files...)...)
 }
@@ -110,8 +105,8 @@ func replicaFrom(base float64, instance, model string, phases ...[3]float64) []m
 	}
 	labels := fmt.Sprintf(`{llm_slo_name="interactive",collector_instance_id=%q,gen_ai_request_model=%q,llm_layer="server"}`, instance, model)
 	return []map[string]string{
-		{"series": metricRequests + labels, "values": counterFrom(base, total...)},
-		{"series": metricMet + labels, "values": counterFrom(base, met...)},
+		{"series": promname.SLORequests + labels, "values": counterFrom(base, total...)},
+		{"series": promname.SLOMet + labels, "values": counterFrom(base, met...)},
 	}
 }
 
@@ -141,13 +136,9 @@ func expAlert(o Options, s *SLO, severity string) map[string]any {
 //     of the replicas' ratios (2.5%).
 func TestPromtoolRules(t *testing.T) {
 	promtool(t)
-	slos, err := load(t, `
-processors:
-  llm_slo:
-    slos:
-      - {name: interactive, ttft: 500ms, tpot: 15ms, e2e: 2s, objective: 99}
-`)
-	require.NoError(t, err)
+	slos := slosOf(t, llmSLO(
+		slo.Definition{Name: "interactive", Objective: 99, Period: 30 * promtime.Day, Bounds: []slo.Bound{ms(slo.TTFT, 500), ms(slo.TPOT, 15), ms(slo.E2E, 2000)}},
+	))
 	s := &slos[0]
 	for _, guard := range []float64{0, 20} {
 		o := Options{MinRequests: guard}
@@ -250,13 +241,9 @@ func promLabels(m map[string]string) string {
 //     of the 5m ratios says about 2.75%).
 func TestPromtoolPeriodRatio(t *testing.T) {
 	promtool(t)
-	slos, err := load(t, `
-processors:
-  llm_slo:
-    slos:
-      - {name: interactive, ttft: 500ms, objective: 99}
-`)
-	require.NoError(t, err)
+	slos := slosOf(t, llmSLO(
+		slo.Definition{Name: "interactive", Objective: 99, Period: 30 * promtime.Day, Bounds: []slo.Bound{ms(slo.TTFT, 500)}},
+	))
 	s, o := &slos[0], Options{}
 	dir := t.TempDir()
 	writeRules(t, dir, slos, o)
@@ -304,13 +291,9 @@ processors:
 // a TTFT), naming ttft:unknown in its description; at 5% it stays quiet.
 func TestPromtoolUnknownVerdicts(t *testing.T) {
 	promtool(t)
-	slos, err := load(t, `
-processors:
-  llm_slo:
-    slos:
-      - {name: interactive, ttft: 500ms, objective: 99}
-`)
-	require.NoError(t, err)
+	slos := slosOf(t, llmSLO(
+		slo.Definition{Name: "interactive", Objective: 99, Period: 30 * promtime.Day, Bounds: []slo.Bound{ms(slo.TTFT, 500)}},
+	))
 	s, o := &slos[0], Options{}
 	dir := t.TempDir()
 	writeRules(t, dir, slos, o)
@@ -318,9 +301,9 @@ processors:
 	unknownLabels := `{llm_slo_name="interactive",llm_slo_constraint="ttft:unknown",collector_instance_id="a",gen_ai_request_model="m1",llm_layer="client"}`
 	series := func(unknownPerMinute float64) []map[string]string {
 		return []map[string]string{
-			{"series": metricRequests + labels, "values": counterFrom(0, phase{120, 600})},
-			{"series": metricUnknown + labels, "values": counterFrom(0, phase{120, unknownPerMinute})},
-			{"series": metricViolations + unknownLabels, "values": counterFrom(0, phase{120, unknownPerMinute})},
+			{"series": promname.SLORequests + labels, "values": counterFrom(0, phase{120, 600})},
+			{"series": promname.SLOUnknown + labels, "values": counterFrom(0, phase{120, unknownPerMinute})},
+			{"series": promname.SLOViolations + unknownLabels, "values": counterFrom(0, phase{120, unknownPerMinute})},
 		}
 	}
 	rule := o.unknownAlert(s)
@@ -332,7 +315,7 @@ processors:
 	tests := []map[string]any{
 		{"interval": "1m", "input_series": series(180), "alert_rule_test": []any{map[string]any{
 			"eval_time": "90m", "alertname": UnknownAlertName, "exp_alerts": []any{map[string]any{
-				"exp_labels":      map[string]string{"severity": "ticket", labelSLOName: "interactive"},
+				"exp_labels":      map[string]string{"severity": "ticket", promname.LabelSLOName: "interactive"},
 				"exp_annotations": ann,
 			}},
 		}}},
@@ -356,14 +339,10 @@ processors:
 // (600 - 450)/600 = 0.25.
 func TestPromtoolUnknownExcluded(t *testing.T) {
 	promtool(t)
-	slos, err := load(t, `
-processors:
-  llm_slo:
-    slos:
-      - {name: decidable, ttft: 500ms, objective: 99, unknown_verdicts: exclude}
-      - {name: interactive, ttft: 500ms, objective: 99}
-`)
-	require.NoError(t, err)
+	slos := slosOf(t, llmSLO(
+		slo.Definition{Name: "decidable", Objective: 99, Period: 30 * promtime.Day, Bounds: []slo.Bound{ms(slo.TTFT, 500)}, ExcludeUnknown: true},
+		slo.Definition{Name: "interactive", Objective: 99, Period: 30 * promtime.Day, Bounds: []slo.Bound{ms(slo.TTFT, 500)}},
+	))
 	require.True(t, slos[0].ExcludeUnknown)
 	require.False(t, slos[1].ExcludeUnknown)
 	o := Options{}
@@ -375,7 +354,7 @@ processors:
 		for _, c := range []struct {
 			metric    string
 			perMinute float64
-		}{{metricRequests, 600}, {metricMet, 450}, {metricViolated, 50}, {metricUnknown, 100}} {
+		}{{promname.SLORequests, 600}, {promname.SLOMet, 450}, {promname.SLOViolated, 50}, {promname.SLOUnknown, 100}} {
 			series = append(series, map[string]string{"series": c.metric + labels, "values": counterFrom(1000, phase{10, 0}, phase{60, c.perMinute})})
 		}
 	}

@@ -5,9 +5,6 @@ package slorules
 
 import (
 	"bytes"
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,52 +13,57 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/llmslo/llmslo/internal/collectorconfig"
 	"github.com/llmslo/llmslo/internal/promtime"
+	"github.com/llmslo/llmslo/internal/slo"
 )
 
-// load reads SLOs from a collector config given as YAML.
-func load(t *testing.T, body string) ([]SLO, error) {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(body), 0o600))
-	procs, err := collectorconfig.Load(context.Background(), path)
-	require.NoError(t, err)
-	return FromProcessors(procs)
+// ms is a threshold of n milliseconds on constraint c.
+func ms(c string, n int) slo.Bound {
+	return slo.Bound{Constraint: c, Max: time.Duration(n) * time.Millisecond}
 }
 
-const twoProcessors = `
-processors:
-  llm_slo:
-    slos:
-      - {name: interactive, ttft: 500ms, tpot: 15ms, e2e: 2s, objective: 99}
-      - {name: no_objective, e2e: 30s}
-  llm_slo/engine:
-    attribute_prefix: "x."
-    slos:
-      - name: engine_queue
-        queue_time: 100ms
-        objective: 99.9
-        period: 28d
-        selector: {layer: server, models: [m1, m2]}
-`
+// llmSLO is the processor llm_slo with the default attribute_prefix.
+func llmSLO(defs ...slo.Definition) Processor {
+	return Processor{ID: "llm_slo", AttributePrefix: "llm.", SLOs: defs}
+}
+
+// slosOf lists the SLOs of procs, which must have some with an objective.
+func slosOf(t *testing.T, procs ...Processor) []SLO {
+	t.Helper()
+	slos, err := FromProcessors(procs)
+	require.NoError(t, err)
+	return slos
+}
+
+// twoProcessors are two processors' SLOs as their configurations define
+// them (the processor's TestSLODefinitions checks that half): one without
+// an objective, one under another attribute_prefix with a selector.
+var twoProcessors = []Processor{
+	llmSLO(
+		slo.Definition{Name: "interactive", Objective: 99, Period: 30 * promtime.Day,
+			Bounds: []slo.Bound{ms(slo.TTFT, 500), ms(slo.TPOT, 15), ms(slo.E2E, 2000)}},
+		slo.Definition{Name: "no_objective", Period: 30 * promtime.Day, Bounds: []slo.Bound{ms(slo.E2E, 30000)}},
+	),
+	{ID: "llm_slo/engine", AttributePrefix: "x.", SLOs: []slo.Definition{{
+		Name: "engine_queue", Objective: 99.9, Period: 28 * promtime.Day, Bounds: []slo.Bound{ms(slo.QueueTime, 100)},
+		Selection: "layer server; models m1, m2", Layer: "server",
+	}}},
+}
 
 func TestFromProcessors(t *testing.T) {
-	slos, err := load(t, twoProcessors)
-	require.NoError(t, err)
+	slos := slosOf(t, twoProcessors...)
 	require.Len(t, slos, 2, "the SLO without an objective has no rules")
 	assert.Equal(t, SLO{Name: "interactive", Processor: "llm_slo", Objective: 99, Period: 30 * promtime.Day,
 		Description: "TTFT <= 500ms AND TPOT <= 15ms AND E2E <= 2s", LayerLabel: "llm_layer"}, slos[0])
 	assert.Equal(t, SLO{Name: "engine_queue", Processor: "llm_slo/engine", Objective: 99.9, Period: 28 * promtime.Day,
 		Description: "queue time <= 100ms (layer server; models m1, m2)", LayerLabel: "x_layer", Layer: "server"}, slos[1])
 
-	_, err = load(t, `
-processors:
-  llm_slo/a: {slos: [{name: chat, ttft: 1s, objective: 99}]}
-  llm_slo/b: {slos: [{name: chat, ttft: 2s}]}
-`)
+	chat := func(id string, objective float64) Processor {
+		return Processor{ID: id, AttributePrefix: "llm.", SLOs: []slo.Definition{{Name: "chat", Objective: objective, Bounds: []slo.Bound{ms(slo.TTFT, 1000)}}}}
+	}
+	_, err := FromProcessors([]Processor{chat("llm_slo/a", 99), chat("llm_slo/b", 0)})
 	assert.ErrorContains(t, err, `SLO "chat" is defined by both llm_slo/a and llm_slo/b`)
-	_, err = load(t, "processors:\n  llm_slo: {slos: [{name: chat, ttft: 1s}]}\n")
+	_, err = FromProcessors([]Processor{chat("llm_slo", 0)})
 	assert.ErrorContains(t, err, "no SLO has an objective")
 }
 
@@ -89,8 +91,7 @@ func rulesOf(t *testing.T, f *RuleFile) map[string]Rule {
 }
 
 func TestPrometheus(t *testing.T) {
-	slos, err := load(t, twoProcessors)
-	require.NoError(t, err)
+	slos := slosOf(t, twoProcessors...)
 	f, err := Prometheus(slos, Options{})
 	require.NoError(t, err)
 	require.Len(t, f.Groups, 6)
@@ -144,8 +145,7 @@ sum_over_time(slo:sli_total_events:rate5m{sloth_id="llmslo-interactive", sloth_s
 }
 
 func TestOptions(t *testing.T) {
-	slos, err := load(t, twoProcessors)
-	require.NoError(t, err)
+	slos := slosOf(t, twoProcessors...)
 	f, err := Prometheus(slos, Options{Service: "chat", MinRequests: 20, WindowDivisor: 60, Matchers: []string{`env="prod"`}})
 	require.NoError(t, err)
 	rules := rulesOf(t, f)
@@ -166,8 +166,7 @@ func TestOptions(t *testing.T) {
 }
 
 func TestFormats(t *testing.T) {
-	slos, err := load(t, twoProcessors)
-	require.NoError(t, err)
+	slos := slosOf(t, twoProcessors...)
 	for _, format := range []string{"prometheus", "sloth", "pyrra", "openslo"} {
 		var b bytes.Buffer
 		require.NoError(t, Write(&b, format, "config.yaml", slos, Options{}), format)
@@ -204,26 +203,12 @@ func TestFormats(t *testing.T) {
 	assert.Equal(t, []any{map[string]any{"duration": "30d", "isRolling": true}}, o.Spec["timeWindow"])
 }
 
-func loadFile(t *testing.T, path string) []SLO {
-	t.Helper()
-	procs, err := collectorconfig.Load(context.Background(), path)
-	require.NoError(t, err)
-	slos, err := FromProcessors(procs)
-	require.NoError(t, err)
-	return slos
-}
-
 // TestExcludeUnknownFormats: an SLO with unknown_verdicts: exclude reads
 // violated / (met + violated) in the Sloth spec and the OpenSLO ratio, its
 // alert says so, and Pyrra, which cannot express it, is refused by name.
 func TestExcludeUnknownFormats(t *testing.T) {
-	slos, err := load(t, `
-processors:
-  llm_slo:
-    slos:
-      - {name: decidable, ttft: 500ms, objective: 99, unknown_verdicts: exclude}
-`)
-	require.NoError(t, err)
+	slos := slosOf(t, llmSLO(slo.Definition{Name: "decidable", Objective: 99, Period: 30 * promtime.Day,
+		Bounds: []slo.Bound{ms(slo.TTFT, 500)}, ExcludeUnknown: true}))
 	s, o := &slos[0], Options{}
 	assert.Equal(t, `sum(rate(llm_slo_requests_violated_total{llm_slo_name="decidable"}[5m]))`, s.ErrorQuery("5m", nil))
 	assert.Equal(t, `sum(rate(llm_slo_requests_met_total{llm_slo_name="decidable"}[5m])) + sum(rate(llm_slo_requests_violated_total{llm_slo_name="decidable"}[5m]))`,
@@ -239,7 +224,7 @@ processors:
 	assert.Equal(t, `sum(llm_slo_requests_met_total{llm_slo_name="decidable"}) + sum(llm_slo_requests_violated_total{llm_slo_name="decidable"})`, query("total"))
 	assert.Contains(t, alertingAnnotations(s, Windows[0])["description"], "the error ratio (violated / (met + violated): unknown verdicts excluded, over the decidable requests)")
 	assert.Contains(t, o.unknownAlert(s).Annotations["description"], "so they are left out of the SLI (unknown_verdicts: exclude)")
-	_, err = Pyrra(slos, o)
+	_, err := Pyrra(slos, o)
 	require.EqualError(t, err, "SLO decidable: unknown_verdicts: exclude cannot be written for Pyrra: its indicators take one total metric, "+
 		"and the decidable requests are two (met + violated); use --format prometheus, sloth or openslo, or unknown_verdicts: bad")
 	var b bytes.Buffer

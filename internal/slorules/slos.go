@@ -19,12 +19,9 @@ import (
 	"strings"
 	"time"
 
-	llmsloprocessor "github.com/llmslo/llmslo"
-	"github.com/llmslo/llmslo/internal/catalog"
-	"github.com/llmslo/llmslo/internal/collectorconfig"
 	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/promname"
-	"github.com/llmslo/llmslo/internal/promtime"
+	"github.com/llmslo/llmslo/internal/slo"
 )
 
 // SLO is one objective of the configuration.
@@ -51,29 +48,51 @@ type SLO struct {
 	ExcludeUnknown bool
 }
 
+// Processor is one llm_slo processor's SLOs, as the processor's
+// configuration defines them.
+type Processor struct {
+	// ID is the component ID as written: "llm_slo" or "llm_slo/<name>".
+	ID string
+	// AttributePrefix is its attribute_prefix, which names the layer label.
+	AttributePrefix string
+	SLOs            []slo.Definition
+}
+
+// Config is what the rules read of a processor's configuration. The
+// llm_slo processor's Config implements it; taking it through an interface
+// keeps this package from importing the processor.
+type Config interface {
+	// Prefix is the attribute_prefix.
+	Prefix() string
+	SLODefinitions() []slo.Definition
+}
+
+// NewProcessor is the processor id (as written: "llm_slo/edge") with its
+// validated configuration cfg.
+func NewProcessor(id string, cfg Config) Processor {
+	return Processor{ID: id, AttributePrefix: cfg.Prefix(), SLOs: cfg.SLODefinitions()}
+}
+
 // FromProcessors lists the SLOs with an objective, in configuration order.
 // The connector's metrics carry the SLO name only, so a name used by two
 // processors is an error.
-func FromProcessors(procs []collectorconfig.Processor) ([]SLO, error) {
+func FromProcessors(procs []Processor) ([]SLO, error) {
 	var out []SLO
 	seen := map[string]string{}
 	for _, p := range procs {
-		for _, s := range p.Config.SLOs {
-			if prev, ok := seen[s.Name]; ok {
-				return nil, fmt.Errorf("SLO %q is defined by both %s and %s: the connector's metrics tell SLOs apart by name only", s.Name, prev, p.ID)
+		for i := range p.SLOs {
+			d := &p.SLOs[i]
+			if prev, ok := seen[d.Name]; ok {
+				return nil, fmt.Errorf("SLO %q is defined by both %s and %s: the connector's metrics tell SLOs apart by name only", d.Name, prev, p.ID)
 			}
-			seen[s.Name] = p.ID.String()
-			if s.Objective == nil {
+			seen[d.Name] = p.ID
+			if d.Objective == 0 {
 				continue
 			}
-			period, err := promtime.ParsePeriod(s.Period)
-			if err != nil { // Load validated it already
-				return nil, fmt.Errorf("%s: SLO %s: period: %w", p.ID, s.Name, err)
-			}
 			out = append(out, SLO{
-				Name: s.Name, Processor: p.ID.String(), Objective: *s.Objective, Period: period,
-				Description: describe(&s), LayerLabel: promname.Label(p.Config.AttributePrefix + contract.SuffixLayer),
-				Layer: s.Selector.Layer, ExcludeUnknown: s.ExcludesUnknown(),
+				Name: d.Name, Processor: p.ID, Objective: d.Objective, Period: d.Period,
+				Description: describe(d), LayerLabel: promname.Label(p.AttributePrefix + contract.SuffixLayer),
+				Layer: d.Layer, ExcludeUnknown: d.ExcludeUnknown,
 			})
 		}
 	}
@@ -83,38 +102,25 @@ func FromProcessors(procs []collectorconfig.Processor) ([]SLO, error) {
 	return out, nil
 }
 
-func describe(s *llmsloprocessor.SLOConfig) string {
-	var parts []string
-	for _, t := range []struct {
-		name string
-		d    *time.Duration
-	}{{"TTFT", s.TTFT}, {"TPOT", s.TPOT}, {"ITL", s.ITL}, {"E2E", s.E2E}, {"queue time", s.QueueTime}} {
-		if t.d != nil {
-			parts = append(parts, fmt.Sprintf("%s <= %v", t.name, *t.d))
-		}
+// boundNames are the constraints as descriptions name them.
+var boundNames = map[string]string{slo.TTFT: "TTFT", slo.TPOT: "TPOT", slo.ITL: "ITL", slo.E2E: "E2E", slo.QueueTime: "queue time"}
+
+func describe(d *slo.Definition) string {
+	parts := make([]string, 0, len(d.Bounds))
+	for _, b := range d.Bounds {
+		parts = append(parts, fmt.Sprintf("%s <= %v", boundNames[b.Constraint], b.Max))
 	}
 	desc := strings.Join(parts, " AND ")
-	if sel := s.Selector.Describe(); sel != "" {
-		desc += " (" + sel + ")"
+	if d.Selection != "" {
+		desc += " (" + d.Selection + ")"
 	}
 	return desc
 }
 
-// Prometheus names of the counters the SLI reads.
-var (
-	metricRequests   = promname.Metric(catalog.SLORequests)
-	metricMet        = promname.Metric(catalog.SLOMet)
-	metricViolated   = promname.Metric(catalog.SLOViolated)
-	metricViolations = promname.Metric(catalog.SLOViolations)
-	metricUnknown    = promname.Metric(catalog.SLOUnknown)
-	labelSLOName     = promname.Label(catalog.AttrSLOName)
-	labelConstraint  = promname.Label(catalog.AttrSLOConstraint)
-)
-
 // Selector is the series selector of the SLO's counters, with the extra
 // matchers (e.g. `deployment_environment_name="prod"`) inside the braces.
 func (s *SLO) selector(metric string, extra []string) string {
-	m := append([]string{fmt.Sprintf("%s=%q", labelSLOName, s.Name)}, extra...)
+	m := append([]string{fmt.Sprintf("%s=%q", promname.LabelSLOName, s.Name)}, extra...)
 	return metric + "{" + strings.Join(m, ",") + "}"
 }
 
@@ -124,10 +130,10 @@ func (s *SLO) selector(metric string, extra []string) string {
 // Sloth's template variable "{{.window}}".
 func (s *SLO) ErrorQuery(window string, extra []string) string {
 	if s.ExcludeUnknown {
-		return fmt.Sprintf("sum(rate(%s[%s]))", s.selector(metricViolated, extra), window)
+		return fmt.Sprintf("sum(rate(%s[%s]))", s.selector(promname.SLOViolated, extra), window)
 	}
 	return fmt.Sprintf("sum(rate(%s[%s])) - sum(rate(%s[%s]))",
-		s.selector(metricRequests, extra), window, s.selector(metricMet, extra), window)
+		s.selector(promname.SLORequests, extra), window, s.selector(promname.SLOMet, extra), window)
 }
 
 // TotalQuery is the rate of the SLI's denominator over window: the
@@ -136,9 +142,9 @@ func (s *SLO) ErrorQuery(window string, extra []string) string {
 func (s *SLO) TotalQuery(window string, extra []string) string {
 	if s.ExcludeUnknown {
 		return fmt.Sprintf("sum(rate(%s[%s])) + sum(rate(%s[%s]))",
-			s.selector(metricMet, extra), window, s.selector(metricViolated, extra), window)
+			s.selector(promname.SLOMet, extra), window, s.selector(promname.SLOViolated, extra), window)
 	}
-	return fmt.Sprintf("sum(rate(%s[%s]))", s.selector(metricRequests, extra), window)
+	return fmt.Sprintf("sum(rate(%s[%s]))", s.selector(promname.SLORequests, extra), window)
 }
 
 // Denominator names the SLI's denominator for titles and descriptions.
@@ -151,5 +157,5 @@ func (s *SLO) Denominator() string {
 
 // GoodQuery is the rate of requests that met the SLO over window.
 func (s *SLO) GoodQuery(window string, extra []string) string {
-	return fmt.Sprintf("sum(rate(%s[%s]))", s.selector(metricMet, extra), window)
+	return fmt.Sprintf("sum(rate(%s[%s]))", s.selector(promname.SLOMet, extra), window)
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/llmslo/llmslo/internal/promname"
 	"github.com/llmslo/llmslo/internal/promtime"
 )
 
@@ -66,13 +67,13 @@ func Sloth(slos []SLO, o Options) []SlothPeriod {
 	for i := range slos {
 		s := &slos[i]
 		x := SlothSLO{Name: s.Name, Objective: s.Objective, Description: s.Description,
-			Labels: map[string]string{labelSLOName: s.Name}}
+			Labels: map[string]string{promname.LabelSLOName: s.Name}}
 		x.SLI.Events.ErrorQuery = s.ErrorQuery("{{.window}}", o.Matchers)
 		x.SLI.Events.TotalQuery = s.TotalQuery("{{.window}}", o.Matchers)
 		page, ticket := alertingAnnotations(s, Windows[0]), alertingAnnotations(s, Windows[1])
 		x.Alerting = SlothAlerting{
 			Name:        AlertName,
-			Labels:      map[string]string{labelSLOName: s.Name},
+			Labels:      map[string]string{promname.LabelSLOName: s.Name},
 			Annotations: map[string]string{"summary": page["summary"]},
 			PageAlert: SlothAlert{Labels: map[string]string{"severity": "page"},
 				Annotations: map[string]string{"description": page["description"]}},
@@ -135,12 +136,12 @@ func Pyrra(slos []SLO, o Options) ([]PyrraSLO, error) {
 		var p PyrraSLO
 		p.APIVersion, p.Kind = "pyrra.dev/v1alpha1", "ServiceLevelObjective"
 		p.Metadata.Name = pyrraName(o.ID(s))
-		p.Metadata.Labels = map[string]string{labelSLOName: s.Name}
+		p.Metadata.Labels = map[string]string{promname.LabelSLOName: s.Name}
 		p.Spec.Description = s.Description
 		p.Spec.Target = strconv.FormatFloat(s.Objective, 'f', -1, 64)
 		p.Spec.Window = promtime.Format(s.Period)
-		p.Spec.Indicator.Latency.Success.Metric = s.selector(metricMet, o.Matchers)
-		p.Spec.Indicator.Latency.Total.Metric = s.selector(metricRequests, o.Matchers)
+		p.Spec.Indicator.Latency.Success.Metric = s.selector(promname.SLOMet, o.Matchers)
+		p.Spec.Indicator.Latency.Total.Metric = s.selector(promname.SLORequests, o.Matchers)
 		p.Spec.Alerting.Name = AlertName
 		out = append(out, p)
 	}
@@ -188,7 +189,7 @@ func OpenSLOs(slos []SLO, o Options) []OpenSLO {
 		s := &slos[i]
 		out = append(out, OpenSLO{
 			APIVersion: "openslo/v1", Kind: "SLO",
-			Metadata: OpenSLOMeta{Name: pyrraName(o.ID(s)), DisplayName: s.Name, Labels: map[string]string{labelSLOName: s.Name}},
+			Metadata: OpenSLOMeta{Name: pyrraName(o.ID(s)), DisplayName: s.Name, Labels: map[string]string{promname.LabelSLOName: s.Name}},
 			Spec: map[string]any{
 				"description": s.Description,
 				"service":     svc,
@@ -196,7 +197,7 @@ func OpenSLOs(slos []SLO, o Options) []OpenSLO {
 					"metadata": map[string]any{"name": pyrraName(o.ID(s)) + "-goodput"},
 					"spec": map[string]any{"ratioMetric": map[string]any{
 						"counter": true,
-						"good":    source(fmt.Sprintf("sum(%s)", s.selector(metricMet, o.Matchers))),
+						"good":    source(fmt.Sprintf("sum(%s)", s.selector(promname.SLOMet, o.Matchers))),
 						"total":   source(s.openSLOTotal(o.Matchers)),
 					}},
 				},
@@ -214,7 +215,7 @@ func OpenSLOs(slos []SLO, o Options) []OpenSLO {
 // which reset together: the connector emits both from one series).
 func (s *SLO) openSLOTotal(extra []string) string {
 	if s.ExcludeUnknown {
-		return fmt.Sprintf("sum(%s) + sum(%s)", s.selector(metricMet, extra), s.selector(metricViolated, extra))
+		return fmt.Sprintf("sum(%s) + sum(%s)", s.selector(promname.SLOMet, extra), s.selector(promname.SLOViolated, extra))
 	}
-	return fmt.Sprintf("sum(%s)", s.selector(metricRequests, extra))
+	return fmt.Sprintf("sum(%s)", s.selector(promname.SLORequests, extra))
 }

@@ -16,8 +16,8 @@ import (
 // is removed or changes meaning; new fields may be added within a version.
 const SchemaVersion = "llmslo.report/v1"
 
-// Report is the whole report, and its JSON form (README, "Offline report:
-// llmslo report", documents every field). Durations are seconds, counts are
+// Report is the whole report, and its JSON form (docs/report.md, "Formats",
+// documents every field). Durations are seconds, counts are
 // integers, ratios are between 0 and 1, and a value that does not exist
 // (the P99 of no values) is null.
 type Report struct {
@@ -208,7 +208,7 @@ type ToolDefs struct {
 type ToolMetric struct {
 	// Label is the tool's own name for the metric.
 	Label string `json:"label"`
-	// Formula per request (or per gap), in the notation of the README.
+	// Formula per request (or per gap), in the notation of docs/processor.md.
 	Formula string `json:"formula"`
 	// Weighting: "request", "gap", or the weight GuideLLM applies.
 	Weighting string `json:"weighting"`

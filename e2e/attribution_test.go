@@ -1,0 +1,184 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llmslo/llmslo/internal/loadgen"
+	"github.com/llmslo/llmslo/internal/otlpio"
+)
+
+// attributionCollector judges one TTFT objective with trace assembly on, so
+// a client span is joined to its engine span, and sends the spans back.
+const attributionCollector = `
+receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: 127.0.0.1:%d
+processors:
+  llm_slo:
+    trace_assembly:
+      enabled: true
+      wait: 5s
+    slos:
+      - name: interactive
+        ttft: 500ms
+exporters:
+  otlp_http:
+    endpoint: http://%s
+    compression: none
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [llm_slo]
+      exporters: [otlp_http]
+  telemetry:
+    metrics:
+      level: none
+`
+
+// attributionCase is one injected incident: its kind, the shape whose
+// spans show the part it grows, and the layer judged.
+type attributionCase struct {
+	kind  loadgen.IncidentKind
+	shape loadgen.Shape
+	layer string
+	inc   loadgen.Incident
+}
+
+// TestAttributionEndToEnd: three incidents injected by the load generator
+// (a queue surge, long prompts, a network delay between client and engine)
+// through the built collector; the TTFT misses the processor attributes to
+// the injected cause (llm.slo.interactive.causes) are compared with the
+// generator's truth: which misses the incident made.
+func TestAttributionEndToEnd(t *testing.T) {
+	recv, err := otlpio.NewReceiver("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = recv.Close() })
+	port := freePort(t)
+	startCollector(t, fmt.Sprintf(attributionCollector, port, recv.Addr()))
+	cases := []attributionCase{
+		{kind: loadgen.IncidentQueue, shape: loadgen.ShapeVLLM, layer: "server",
+			inc: loadgen.Incident{Kind: loadgen.IncidentQueue, Delay: time.Second}},
+		{kind: loadgen.IncidentLongPrompt, shape: loadgen.ShapeVLLM, layer: "server",
+			inc: loadgen.Incident{Kind: loadgen.IncidentLongPrompt, Factor: 8}},
+		{kind: loadgen.IncidentNetwork, shape: loadgen.ShapeJoined, layer: "client",
+			inc: loadgen.Incident{Kind: loadgen.IncidentNetwork, Delay: time.Second}},
+	}
+	sent := 0
+	for i, c := range cases {
+		t.Run(string(c.kind), func(t *testing.T) {
+			inc := c.inc
+			inc.Model = loadgen.DefaultModel
+			var truths []loadgen.Truth
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			truths, err := loadgen.Run(ctx, loadgen.Config{Endpoint: fmt.Sprintf("127.0.0.1:%d", port), Rate: 5,
+				Seed: 41 + uint64(i), Fast: true, Count: 300, ModelAttr: true, Incident: &inc,
+				Models: map[string]float64{loadgen.DefaultModel: 1}, Shapes: map[loadgen.Shape]float64{c.shape: 1}})
+			require.NoError(t, err)
+			sent += len(truths)
+			require.NoError(t, recv.WaitSpans(ctx, sent))
+			checkAttribution(t, c, truths, spansByID(recv))
+		})
+	}
+}
+
+// spansByID indexes every span received so far by its span id (hex).
+func spansByID(recv *otlpio.Receiver) map[string]ptrace.Span {
+	out := map[string]ptrace.Span{}
+	for _, td := range recv.Traces() {
+		otlpio.Spans(td, func(_ ptrace.ResourceSpans, s ptrace.Span) { out[s.SpanID().String()] = s })
+	}
+	return out
+}
+
+// checkAttribution checks, over the case's layer, each TTFT miss's cause
+// against the generator's truth (the largest of the parts the span shows:
+// truthCause), and that the injected cause takes most misses at a load
+// that queues little of itself.
+func checkAttribution(t *testing.T, c attributionCase, truths []loadgen.Truth, spans map[string]ptrace.Span) {
+	cause := c.kind.Cause()
+	var misses, attributed, agree, truthMisses, truthCaused int
+	got := map[string]int{}
+	for i := range truths {
+		tr := &truths[i]
+		if tr.Layer != c.layer {
+			continue
+		}
+		if tr.TTFT != nil && *tr.TTFT > 0.5 {
+			truthMisses++
+			if truthCause(tr) == cause {
+				truthCaused++
+			}
+		}
+		s, ok := spans[tr.SpanID]
+		require.True(t, ok, "span %s of the run was not received", tr.SpanID)
+		g, ok := ttftCause(s)
+		if !ok {
+			continue
+		}
+		misses++
+		got[g]++
+		if g == cause {
+			attributed++
+		}
+		if g == truthCause(tr) {
+			agree++
+		}
+	}
+	require.Positive(t, truthMisses, "the incident made no TTFT miss")
+	share, truthShare := float64(attributed)/float64(misses), float64(truthCaused)/float64(truthMisses)
+	t.Logf("%s incident, %s spans: %d TTFT misses (truth %d); causes %v; on %s: %.3f (truth %.3f); %d of %d as the truth's largest part",
+		c.kind, c.layer, misses, truthMisses, got, cause, share, truthShare, agree, misses)
+	assert.Equal(t, truthMisses, misses, "the processor's TTFT misses are the truth's")
+	assert.Equal(t, misses, agree, "every miss put on the truth's largest part")
+	assert.InDelta(t, truthShare, share, 1e-9, "share of misses put on %s", cause)
+	assert.GreaterOrEqual(t, share, 0.9, "most misses of a %s incident are put on it", c.kind)
+}
+
+// truthCause is the attribution rule applied to the generator's parts:
+// the largest of queue, prefill, KV transfer and network time (a client
+// span joined to its engine span shows all; an engine span no network).
+// The generator's parts sum to the TTFT, so "less than half explained"
+// (unattributed) cannot arise here.
+func truthCause(tr *loadgen.Truth) string {
+	best, name := -1.0, "unattributed"
+	for _, p := range []struct {
+		name string
+		v    *float64
+	}{{"queue", tr.QueueTime}, {"prefill", tr.PrefillTime}, {"kv_transfer", tr.KVTransferTime}, {"network", tr.NetworkTime}} {
+		if p.v != nil && *p.v > best {
+			best, name = *p.v, p.name
+		}
+	}
+	return name
+}
+
+// ttftCause returns the cause of the span's TTFT miss, if it missed.
+func ttftCause(s ptrace.Span) (string, bool) {
+	v, ok := s.Attributes().Get("llm.slo.interactive.causes")
+	if !ok {
+		return "", false
+	}
+	for _, e := range v.Slice().All() {
+		if c, found := strings.CutPrefix(e.Str(), "ttft:"); found {
+			return c, true
+		}
+	}
+	return "", false
+}
