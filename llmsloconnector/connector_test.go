@@ -217,6 +217,9 @@ func TestGoldenByHand(t *testing.T) {
 		assert.Equal(t, n, sumOver(md, metricSLOViolations.name, with(slo, attrSLOConstraint, constraint)), constraint)
 	}
 	assert.Equal(t, int64(3), sumOver(md, metricSLOViolations.name, map[string]string{attrSLOName: "smooth_stream", attrSLOConstraint: "itl:unknown"}))
+	// By cause: span 2's TTFT miss was its queue, span 3's TPOT miss decode.
+	assert.Equal(t, int64(1), sumOver(md, metricSLOViolations.name, with(slo, attrSLOConstraint, "ttft", attrSLOCause, "queue")))
+	assert.Equal(t, int64(1), sumOver(md, metricSLOViolations.name, with(slo, attrSLOConstraint, "tpot", attrSLOCause, "decode")))
 
 	// Goodput gauge: met / selected over the window; unknown is not good.
 	for _, x := range []struct {
