@@ -45,6 +45,9 @@ type request struct {
 	gapsNs          []int64 // between consecutive chunk events
 	tokens          int
 	unknown, met    bool
+	// cause, when set, is the llm.slo.interactive.causes entry of a
+	// violated request ("ttft:queue"), as the processor writes it.
+	cause string
 }
 
 func genRequests(n int) []request {
@@ -108,6 +111,9 @@ func appendRequest(spans ptrace.SpanSlice, r *request) {
 	default:
 		a.PutBool("llm.slo.interactive.met", false)
 		a.PutEmptySlice("llm.slo.interactive.violations").AppendEmpty().SetStr("ttft")
+		if r.cause != "" {
+			a.PutEmptySlice("llm.slo.interactive.causes").AppendEmpty().SetStr(r.cause)
+		}
 	}
 	ev := s.Events()
 	ev.EnsureCapacity(len(r.gapsNs) + 1)

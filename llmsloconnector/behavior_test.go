@@ -416,6 +416,9 @@ func TestSteadyStateAllocations(t *testing.T) {
 			ev.AppendEmpty().SetTimestamp(sp.StartTimestamp() + pcommon.Timestamp(100_000_000+k*20_000_000))
 			ev.At(k).SetName("gen_ai.content.completion.chunk")
 		}
+		if i%3 == 0 {
+			sp.Attributes().PutEmptySlice("llm.slo.interactive.causes").AppendEmpty().SetStr("ttft:queue")
+		}
 		sp.Attributes().PutDouble("llm.itl.max", 0.02)
 		gaps := sp.Attributes().PutEmptySlice("llm.itl.gaps")
 		for range 4 {

@@ -217,6 +217,9 @@ func TestGoldenByHand(t *testing.T) {
 		assert.Equal(t, n, sumOver(md, metricSLOViolations.name, with(slo, attrSLOConstraint, constraint)), constraint)
 	}
 	assert.Equal(t, int64(3), sumOver(md, metricSLOViolations.name, map[string]string{attrSLOName: "smooth_stream", attrSLOConstraint: "itl:unknown"}))
+	// By cause: span 2's TTFT miss was its queue, span 3's TPOT miss decode.
+	assert.Equal(t, int64(1), sumOver(md, metricSLOViolations.name, with(slo, attrSLOConstraint, "ttft", attrSLOCause, "queue")))
+	assert.Equal(t, int64(1), sumOver(md, metricSLOViolations.name, with(slo, attrSLOConstraint, "tpot", attrSLOCause, "decode")))
 
 	// Goodput gauge: met / selected over the window; unknown is not good.
 	for _, x := range []struct {
@@ -329,7 +332,7 @@ func BenchmarkConnectorWithTraces(b *testing.B) {
 	inputs := map[string]ptrace.Traces{
 		"golden": readInput(b),
 		"1000": batch(1000, func(s ptrace.SpanSlice, i int) {
-			r := request{ttft: 0.1 + float64(i%10)/100, tpot: 0.01, e2e: 1, tokens: 100, gapsNs: []int64{20e6, 25e6, 30e6}, met: i%3 != 0}
+			r := request{ttft: 0.1 + float64(i%10)/100, tpot: 0.01, e2e: 1, tokens: 100, gapsNs: []int64{20e6, 25e6, 30e6}, met: i%3 != 0, cause: "ttft:queue"}
 			appendRequest(s, &r)
 		}),
 	}
@@ -355,7 +358,7 @@ func BenchmarkConnectorWithTraces(b *testing.B) {
 // 1,000 SLOs registered by the processor.
 func BenchmarkConfiguredSLOs(b *testing.B) {
 	td := batch(1000, func(s ptrace.SpanSlice, i int) {
-		r := request{ttft: 0.1 + float64(i%10)/100, tpot: 0.01, e2e: 1, tokens: 100, gapsNs: []int64{20e6, 25e6, 30e6}, met: i%3 != 0}
+		r := request{ttft: 0.1 + float64(i%10)/100, tpot: 0.01, e2e: 1, tokens: 100, gapsNs: []int64{20e6, 25e6, 30e6}, met: i%3 != 0, cause: "ttft:queue"}
 		appendRequest(s, &r)
 	})
 	for _, n := range []int{1, 1000} {

@@ -96,7 +96,7 @@ func BenchmarkSamplingAndExemplars(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			td := batch(1000, func(s ptrace.SpanSlice, i int) {
-				r := request{ttft: 0.1 + float64(i%10)/100, tpot: 0.01, e2e: 1, tokens: 100, gapsNs: []int64{20e6, 25e6, 30e6}, met: i%3 != 0}
+				r := request{ttft: 0.1 + float64(i%10)/100, tpot: 0.01, e2e: 1, tokens: 100, gapsNs: []int64{20e6, 25e6, 30e6}, met: i%3 != 0, cause: "ttft:queue"}
 				appendRequest(s, &r)
 				sp := s.At(s.Len() - 1)
 				sp.TraceState().FromRaw(tc.tracestate)

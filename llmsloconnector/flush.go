@@ -126,11 +126,7 @@ func (c *llmSLOConnector) emitSLOs(b *builder, s *series, ts pcommon.Timestamp, 
 				s.exemplars.violated[i].Reset()
 			}
 		}
-		for v := range violationNames {
-			if sc.violations[v] > 0 {
-				emitCount(b, s, metricSLOViolations, &sc.violations[v], ts, attrSLOName, name, attrSLOConstraint, violationNames[v])
-			}
-		}
+		emitViolations(b, s, sc, ts, name)
 		if r, ok := sc.goodput.Value(now); ok {
 			dp := stamp(s, b.gauge(s, metricSLOGoodput).AppendEmpty(), ts)
 			dp.Attributes().PutStr(attrSLOName, name)

@@ -19,7 +19,7 @@ import (
 
 var fuzzKeys = []string{"llm.metrics.source", "llm.layer", "llm.model", "llm.ttft", "llm.tpot", "llm.e2e", "llm.queue_time",
 	"llm.output_tokens", "llm.input_tokens", "llm.itl.max", "llm.itl.gaps", "llm.itl.gap_weights", "llm.slo.a.met", "llm.slo.a.violations",
-	"llm.slo..met", "llm.slo.b.violations", "gen_ai.provider.name", "gen_ai.operation.name", "gen_ai.request.model"}
+	"llm.slo..met", "llm.slo.b.violations", "llm.slo.a.causes", "llm.slo.c.causes", "gen_ai.provider.name", "gen_ai.operation.name", "gen_ai.request.model"}
 
 // FuzzConnector feeds spans with arbitrary values under the processor's
 // keys (wrong types, NaN, negative, huge) and arbitrary events: the
@@ -82,7 +82,7 @@ func FuzzConnector(f *testing.F) {
 					}
 				default:
 					sl := v.SetEmptySlice()
-					sl.AppendEmpty().SetStr("ttft")
+					sl.AppendEmpty().SetStr([]string{"ttft", "e2e", "ttft:queue", "e2e:output_length", "ttft:gpu", ":", "ttft:"}[pick(7)])
 					sl.AppendEmpty().SetInt(3)
 				}
 			}

@@ -133,6 +133,7 @@ var builtinDimensions = []string{attrRequestModel, attrProviderName, attrOperati
 const (
 	attrSLOName           = catalog.AttrSLOName
 	attrSLOConstraint     = catalog.AttrSLOConstraint
+	attrSLOCause          = catalog.AttrSLOCause
 	attrQuantile          = catalog.AttrQuantile
 	attrTokenType         = catalog.AttrTokenType
 	attrOverflow          = catalog.AttrOverflow
@@ -149,7 +150,7 @@ var (
 	metricSLOViolated   = metricDef{catalog.SLOViolated.Name, catalog.SLOViolated.Unit, "LLM requests that failed at least one constraint of the SLO, or failed."}
 	metricSLOUnknown    = metricDef{catalog.SLOUnknown.Name, catalog.SLOUnknown.Unit, "LLM requests whose SLO verdict could not be decided (a value was missing); never counted as met."}
 	metricSLOTokensMet  = metricDef{catalog.SLOTokensMet.Name, catalog.SLOTokensMet.Unit, "Output tokens of the LLM requests that met the SLO (token goodput)."}
-	metricSLOViolations = metricDef{catalog.SLOViolations.Name, catalog.SLOViolations.Unit, "SLO constraints failed or undecidable, by constraint (ttft, tpot, itl, e2e, queue_time, error, or <constraint>:unknown)."}
+	metricSLOViolations = metricDef{catalog.SLOViolations.Name, catalog.SLOViolations.Unit, "SLO constraints failed or undecidable, by constraint (ttft, tpot, itl, e2e, queue_time, error, or <constraint>:unknown) and, for a failed constraint, cause (llm.slo.cause)."}
 	metricSLOGoodput    = metricDef{catalog.SLOGoodput.Name, catalog.SLOGoodput.Unit, "Share of the LLM requests an SLO selected that met it (of its decidable requests, met + violated, when unknown_verdicts is exclude), over the sliding window (per collector replica)."}
 )
 

@@ -4,6 +4,8 @@
 package llmsloconnector
 
 import (
+	"math/bits"
+
 	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/exemplar"
 )
@@ -42,9 +44,14 @@ type obsScalars struct {
 type sloObservation struct {
 	name       string // valid while the span is read
 	index      int    // in the connector's sloNames, once resolved
+	judged     bool   // the span has the SLO's .met or .violations key
 	decided    bool
 	met        bool
 	violations violationSet
+	// causes[k] is the cause of constraint k, for k in caused
+	// (llm.slo.<name>.causes).
+	causes [contract.NumConstraints]contract.Cause
+	caused constraintSet
 }
 
 // reset empties o for the next span, keeping its slices' memory.
@@ -90,12 +97,17 @@ func (o *observation) slo(name string) *sloObservation {
 func (o *observation) resolveSLOs(names *sloNames) {
 	kept := o.slos[:0]
 	for _, so := range o.slos {
+		if !so.judged { // causes without a verdict teach no name
+			o.rejected += bits.OnesCount8(uint8(so.caused))
+			continue
+		}
 		i, ok := names.index(so.name)
 		if !ok {
 			o.ignored++
 			continue
 		}
 		so.index, so.name = i, ""
+		o.rejected += so.matchCauses()
 		kept = append(kept, so)
 	}
 	o.slos = kept

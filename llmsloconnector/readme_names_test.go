@@ -133,7 +133,8 @@ func sloRows() []metricRow {
 		{"... that violated it (or failed)", metricSLOViolated},
 		{"... whose verdict could not be decided", metricSLOUnknown},
 		{"output tokens of the requests that met it (token goodput)", metricSLOTokensMet},
-		{"violations by constraint (`" + attrSLOConstraint + "`: ttft, tpot, itl, e2e, queue_time, error, `ttft:unknown`, ...)", metricSLOViolations},
+		{"violations by constraint (`" + attrSLOConstraint + "`: ttft, tpot, itl, e2e, queue_time, error, `ttft:unknown`, ...) and, for a failed latency constraint, cause (`" +
+			attrSLOCause + "`: queue, prefill, kv_transfer, network, decode, output_length, unattributed)", metricSLOViolations},
 	} {
 		rows = append(rows, metricRow{c.value, "both", c.def.name, "counter", c.def.unit})
 	}

@@ -115,14 +115,18 @@ func (c *llmSLOConnector) scanOwn(key string, v pcommon.Value, o *observation, f
 	}
 }
 
-// scanVerdict reads an SLO verdict key; observe keeps it only under a name
-// the processors judge.
+// scanVerdict reads an SLO verdict key, or its causes; observe keeps them
+// only under a name the processors judge.
 func (c *llmSLOConnector) scanVerdict(key string, v pcommon.Value, o *observation) {
 	name, isMet, ok := c.src.keys.ParseSLOKey(key)
 	if !ok {
+		if name, ok := c.src.keys.ParseSLOCausesKey(key); ok {
+			readCauses(v, o.slo(name), o)
+		}
 		return
 	}
 	so := o.slo(name)
+	so.judged = true
 	switch {
 	case isMet && (v.Bool() || v.Type() == pcommon.ValueTypeBool): // Bool() reads false for a non-bool
 		so.decided, so.met = true, v.Bool()

@@ -4,13 +4,13 @@
 package llmsloconnector
 
 import (
-	"math/bits"
 	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/llmslo/llmslo/internal/aggregate"
+	"github.com/llmslo/llmslo/internal/contract"
 )
 
 // windowSlots is the number of steps the sliding windows advance in.
@@ -40,8 +40,10 @@ type series struct {
 // sloCounts are one SLO's counters in one series: a single allocation.
 type sloCounts struct {
 	selected, met, violated, unknown, tokensMet uint64
-	violations                                  [maxViolationNames]uint64 // by violationNames index
-	goodput                                     aggregate.Ratio
+	violations                                  [maxViolationNames]uint64 // by violationNames index, without a cause
+	// causes[k][c] counts the violations of constraint k for cause c.
+	causes  [contract.NumConstraints][contract.NumCauses]uint64
+	goodput aggregate.Ratio
 	// excludeUnknown leaves unknown verdicts out of goodput: met / (met +
 	// violated), the SLO's unknown_verdicts: exclude. The counters count
 	// every verdict either way.
@@ -180,7 +182,5 @@ func (sc *sloCounts) add(so *sloObservation, tokens uint64, now time.Time, n uin
 	if so.decided || !sc.excludeUnknown {
 		sc.goodput.AddN(now, so.decided && so.met, n)
 	}
-	for v := so.violations; v != 0; v &= v - 1 {
-		sc.violations[bits.TrailingZeros32(uint32(v))] += n
-	}
+	sc.addViolations(so, n)
 }

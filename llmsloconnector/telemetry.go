@@ -30,7 +30,7 @@ var telemetryDefs = struct {
 	skipped: metricDef{"otelcol_connector_llm_slo_spans_skipped", "{span}",
 		"Spans without the llm_slo processor's attributes (not LLM requests, or the processor is not in front of the connector)."},
 	rejected: metricDef{"otelcol_connector_llm_slo_values_rejected", "{value}",
-		"Attribute values kept out of the metrics: negative, non-finite, beyond the processor's limits, of the wrong type, or not a constraint name."},
+		"Attribute values kept out of the metrics: negative, non-finite, beyond the processor's limits, of the wrong type, or not a constraint name or cause."},
 	overflow: metricDef{"otelcol_connector_llm_slo_overflow", "{span}",
 		"Spans counted in the overflow series because the cardinality limit was reached."},
 	verdictsIgnored: metricDef{"otelcol_connector_llm_slo_verdicts_ignored", "{verdict}",

@@ -22,8 +22,9 @@ func newDashboardCommand() *cobra.Command {
 		Short: "Print the Grafana dashboard (JSON) of the SLOs and latencies",
 		Long: `Prints a Grafana dashboard, built with the Grafana Foundation SDK: per SLO the goodput
 against the objective, the error budget remaining and burn rates (from the recording rules of
-'llmslo rules', which must be loaded), goodput by model and layer, violations by constraint,
-good requests/s and token goodput; per model and layer P50/P90/P99 of TTFT, TPOT, ITL and E2E
+'llmslo rules', which must be loaded), goodput by model and layer, violations by constraint
+and, per SLO, why it misses (violations by constraint and cause, stacked), good requests/s and
+token goodput; per model and layer P50/P90/P99 of TTFT, TPOT, ITL and E2E
 from the connector's native histograms. Template variables: datasource, SLO, model, layer.`,
 		Example: `  llmslo dashboard --config config/collector.yaml > llmslo-dashboard.json`,
 		Args:    cobra.NoArgs,

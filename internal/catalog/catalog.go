@@ -51,7 +51,7 @@ var (
 	SLOViolated   = Metric{"llm.slo.requests.violated", UnitRequests, Counter}
 	SLOUnknown    = Metric{"llm.slo.requests.unknown", UnitRequests, Counter}
 	SLOTokensMet  = Metric{"llm.slo.output_tokens.met", UnitTokens, Counter}
-	SLOViolations = Metric{"llm.slo.violations", UnitViolation, Counter} // with AttrSLOConstraint
+	SLOViolations = Metric{"llm.slo.violations", UnitViolation, Counter} // with AttrSLOConstraint, and AttrSLOCause for a latency constraint whose cause the span named
 	SLOGoodput    = Metric{"llm.slo.goodput", UnitRatio, Gauge}
 )
 
@@ -112,6 +112,7 @@ func LatencyHistogram(l Latency, layer string) (m Metric, ok bool) {
 const (
 	AttrSLOName           = "llm.slo.name"
 	AttrSLOConstraint     = "llm.slo.constraint"
+	AttrSLOCause          = "llm.slo.cause"                      // one of contract.CauseNames; absent on error, <constraint>:unknown and a failed constraint without a cause
 	AttrRequestModel      = string(semconv.GenAIRequestModelKey) // the processor's llm.model
 	AttrCollectorInstance = "collector.instance.id"
 	AttrQuantile          = "quantile"

@@ -177,6 +177,19 @@ func (k *Keys) SLOViolations(name string) string { return k.sloPrefix + name + "
 // causes skips it.
 func (k *Keys) SLOCauses(name string) string { return k.sloPrefix + name + ".causes" }
 
+// ParseSLOCausesKey reports whether key is an SLO's causes key under k
+// (SLOCauses), and if so the SLO name.
+func (k *Keys) ParseSLOCausesKey(key string) (name string, ok bool) {
+	rest, found := strings.CutPrefix(key, k.sloPrefix)
+	if !found {
+		return "", false
+	}
+	if n, found := strings.CutSuffix(rest, ".causes"); found && n != "" {
+		return n, true
+	}
+	return "", false
+}
+
 // ParseSLOKey reports whether key is an SLO verdict key under k, and if so the
 // SLO name and whether it is the ".met" (true) or ".violations" (false) key.
 func (k *Keys) ParseSLOKey(key string) (name string, met bool, ok bool) {

@@ -4,8 +4,8 @@
 // Package dashboard builds the Grafana dashboard of a configuration's SLOs
 // and latencies with the Grafana Foundation SDK: per SLO the goodput
 // against the objective, the error budget left and the burn rates (from
-// the recording rules of `llmslo rules`), violations by constraint, the
-// share of decidable verdicts, good requests/s and token goodput; per model and layer P50/P90/P99 of TTFT,
+// the recording rules of `llmslo rules`), violations by constraint and,
+// per SLO, by constraint and cause, the share of decidable verdicts, good requests/s and token goodput; per model and layer P50/P90/P99 of TTFT,
 // TPOT, ITL and E2E from the connector's native histograms.
 package dashboard
 

@@ -59,16 +59,22 @@ func TestBuild(t *testing.T) {
 
 	titles, all := exprs(t, raw)
 	assert.Equal(t, []string{"Objectives", "Goodput against the objective", "Error budget remaining", "Burn rate",
-		"Goodput by model and layer", "Violations by constraint", "Decidable requests", "Good requests per second", "Token goodput",
+		"Goodput by model and layer", "Violations by constraint", "Why interactive misses", "Why engine_queue misses", "Decidable requests", "Good requests per second", "Token goodput",
 		"Latency by model and layer (native histograms)", "TTFT P50 / P90 / P99", "TPOT P50 / P90 / P99",
 		"ITL (every gap) P50 / P90 / P99", "E2E P50 / P90 / P99"}, titles)
-	require.Len(t, all, 2+1+2+1+1+1+1+1+4*3)
+	require.Len(t, all, 2+1+2+1+1+2+1+1+1+4*3)
 	assert.Equal(t, `1 - slo:sli_error:ratio_rate5m{sloth_service="llmslo", sloth_slo=~"$slo"}`, all[0])
 	assert.Equal(t, `slo:period_error_budget_remaining:ratio{sloth_service="llmslo", sloth_slo=~"$slo"}`, all[2])
 	assert.Equal(t, `sum by (llm_slo_name, llm_slo_constraint) (rate(llm_slo_violations_total{llm_slo_name=~"$slo", gen_ai_request_model=~"$model", llm_layer=~"$layer", env="prod"}[$__rate_interval]))`, all[6])
+	// Why each SLO misses: its violations with a cause, by constraint and
+	// cause, narrowed to the SLO (and hidden when $slo leaves it out).
+	for i, name := range []string{"interactive", "engine_queue"} {
+		assert.Equal(t, `sum by (llm_slo_constraint, llm_slo_cause) (rate(llm_slo_violations_total{llm_slo_name=~"$slo", llm_slo_name="`+name+
+			`", llm_slo_cause!="", gen_ai_request_model=~"$model", llm_layer=~"$layer", env="prod"}[$__rate_interval]))`, all[7+i])
+	}
 	assert.Equal(t, "1 - sum by (llm_slo_name) (rate(llm_slo_requests_unknown_total{llm_slo_name=~\"$slo\", gen_ai_request_model=~\"$model\", llm_layer=~\"$layer\", env=\"prod\"}[$__rate_interval]))\n/\n"+
-		"sum by (llm_slo_name) (rate(llm_slo_requests_total{llm_slo_name=~\"$slo\", gen_ai_request_model=~\"$model\", llm_layer=~\"$layer\", env=\"prod\"}[$__rate_interval]))", all[7])
-	assert.Equal(t, `histogram_quantile(0.99, sum by (gen_ai_request_model, llm_layer) (rate({__name__=~"gen_ai_server_time_to_first_token_seconds|gen_ai_client_operation_time_to_first_chunk_seconds", gen_ai_request_model=~"$model", llm_layer=~"$layer", env="prod"}[$__rate_interval])))`, all[12])
+		"sum by (llm_slo_name) (rate(llm_slo_requests_total{llm_slo_name=~\"$slo\", gen_ai_request_model=~\"$model\", llm_layer=~\"$layer\", env=\"prod\"}[$__rate_interval]))", all[9])
+	assert.Equal(t, `histogram_quantile(0.99, sum by (gen_ai_request_model, llm_layer) (rate({__name__=~"gen_ai_server_time_to_first_token_seconds|gen_ai_client_operation_time_to_first_chunk_seconds", gen_ai_request_model=~"$model", llm_layer=~"$layer", env="prod"}[$__rate_interval])))`, all[14])
 	for _, e := range all {
 		assert.Equal(t, strings.Count(e, "("), strings.Count(e, ")"), e)
 	}
@@ -124,4 +130,50 @@ func TestBuildUnknownVerdicts(t *testing.T) {
 	require.NoError(t, err)
 	_, all := exprs(t, raw)
 	assert.Equal(t, `1 - slo:sli_error:ratio_rate5m{sloth_service="llmslo", sloth_slo=~"$slo"}`, all[0])
+}
+
+// TestBuildCausePanels: "Why <SLO> misses" stands beside "Violations by
+// constraint", stacked, one series per constraint and cause, legend
+// "<constraint>:<cause>" as the processor writes llm.slo.<name>.causes.
+func TestBuildCausePanels(t *testing.T) {
+	slos := []slorules.SLO{{Name: "interactive", LayerLabel: "llm_layer"}}
+	d, err := Build(slos, Options{})
+	require.NoError(t, err)
+	raw, err := json.Marshal(d)
+	require.NoError(t, err)
+	var panels struct {
+		Panels []struct {
+			Title       string
+			Description string
+			GridPos     struct{ X, Y, W int }
+			FieldConfig struct {
+				Defaults struct {
+					Custom struct {
+						Stacking    struct{ Mode string }
+						FillOpacity float64
+					}
+				}
+			}
+			Targets []struct{ Expr, LegendFormat string }
+		}
+	}
+	require.NoError(t, json.Unmarshal(raw, &panels))
+	var violations, why int
+	for i, p := range panels.Panels {
+		switch p.Title {
+		case "Violations by constraint":
+			violations = i
+		case "Why interactive misses":
+			why = i
+		}
+	}
+	require.Equal(t, violations+1, why, "beside Violations by constraint")
+	p := panels.Panels[why]
+	assert.Equal(t, panels.Panels[violations].GridPos.Y, p.GridPos.Y, "on the same row")
+	assert.Equal(t, "normal", p.FieldConfig.Defaults.Custom.Stacking.Mode)
+	require.Len(t, p.Targets, 1)
+	assert.Equal(t, `sum by (llm_slo_constraint, llm_slo_cause) (rate(llm_slo_violations_total{llm_slo_name=~"$slo", llm_slo_name="interactive", llm_slo_cause!="", gen_ai_request_model=~"$model", llm_layer=~"$layer"}[$__rate_interval]))`,
+		p.Targets[0].Expr)
+	assert.Equal(t, "{{llm_slo_constraint}}:{{llm_slo_cause}}", p.Targets[0].LegendFormat)
+	assert.Contains(t, p.Description, "output_length")
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 
 	"github.com/llmslo/llmslo/internal/catalog"
@@ -21,6 +22,7 @@ type queries struct {
 	service                string
 	extra                  []string
 	policies               []policy
+	names                  []string // the SLOs, in configuration order
 }
 
 // policy is the SLOs of one unknown_verdicts policy. A ratio the dashboard
@@ -40,7 +42,7 @@ func newQueries(slos []slorules.SLO, o slorules.Options) *queries {
 		service = "llmslo"
 	}
 	return &queries{requests: promname.SLORequests, model: promname.Label(catalog.AttrRequestModel),
-		layer: slos[0].LayerLabel, service: service, extra: o.Matchers, policies: policiesOf(slos)}
+		layer: slos[0].LayerLabel, service: service, extra: o.Matchers, policies: policiesOf(slos), names: sloNames(slos)}
 }
 
 // policiesOf groups the SLOs by policy, unknown-as-bad first.
@@ -149,22 +151,41 @@ func (q *queries) goodputByModel() cog.Builder[dashboard.Panel] {
 	return p
 }
 
-// trafficPanels count requests: violations, decidable share, good requests
-// and tokens.
+// trafficPanels count requests: violations, and beside them why each SLO
+// misses, decidable share, good requests and tokens.
 func (q *queries) trafficPanels() []cog.Builder[dashboard.Panel] {
 	by := "sum by (" + promname.LabelSLOName + ") "
-	return []cog.Builder[dashboard.Panel]{
-		series("Violations by constraint", "Requests per second failing each constraint (a request can fail several); error = failed requests, <constraint>:unknown = undecidable.", "reqps",
-			target(fmt.Sprintf("sum by (%s, %s) (%s)", promname.LabelSLOName, promname.LabelSLOConstraint, rate(q.counters(promname.SLOViolations))),
-				"{{"+promname.LabelSLOName+"}} {{"+promname.LabelSLOConstraint+"}}")),
+	violations := series("Violations by constraint", "Requests per second failing each constraint (a request can fail several); error = failed requests, <constraint>:unknown = undecidable.", "reqps",
+		target(fmt.Sprintf("sum by (%s, %s) (%s)", promname.LabelSLOName, promname.LabelSLOConstraint, rate(q.counters(promname.SLOViolations))),
+			"{{"+promname.LabelSLOName+"}} {{"+promname.LabelSLOConstraint+"}}"))
+	return append(append([]cog.Builder[dashboard.Panel]{violations}, q.causePanels()...),
 		series("Decidable requests", "Share of each SLO's requests whose verdict was decided (met or violated); the others are unknown: a value the SLO reads is missing from their spans "+
 			"(Violations by constraint names it, <constraint>:unknown). Unknown verdicts count as not met, or are left out of the SLI under unknown_verdicts: exclude. "+q.denominators(), "percentunit",
 			target(fmt.Sprintf("1 - %s(%s)\n/\n%s(%s)", by, rate(q.counters(promname.SLOUnknown)), by, rate(q.counters(promname.SLORequests))), "{{"+promname.LabelSLOName+"}} decidable")),
 		series("Good requests per second", "Requests meeting the SLO, per second.", "reqps",
 			target(by+"("+rate(q.counters(promname.SLOMet))+")", "{{"+promname.LabelSLOName+"}}")),
 		series("Token goodput", "Output tokens of the requests meeting the SLO, per second.", "none",
-			target(by+"("+rate(q.counters(promname.SLOTokensMet))+")", "{{"+promname.LabelSLOName+"}} tokens/s")),
+			target(by+"("+rate(q.counters(promname.SLOTokensMet))+")", "{{"+promname.LabelSLOName+"}} tokens/s")))
+}
+
+// causePanels are one panel per SLO, "Why <name> misses": its violations
+// of latency constraints by constraint and cause (the processor's
+// llm.slo.<name>.causes), stacked. Violations without a cause (error,
+// <constraint>:unknown, spans of a processor that wrote no causes) are in
+// Violations by constraint.
+func (q *queries) causePanels() []cog.Builder[dashboard.Panel] {
+	var out []cog.Builder[dashboard.Panel]
+	for _, name := range q.names {
+		sel := q.counters(promname.SLOViolations, fmt.Sprintf("%s=%q", promname.LabelSLOName, name), promname.LabelSLOCause+`!=""`)
+		p := series("Why "+name+" misses", "Violations per second of each latency constraint of SLO "+name+", by cause: "+
+			"queue (capacity), prefill (long prompts, no prefix cache), kv_transfer (prefill/decode split), network (client TTFT above the engine's), "+
+			"decode (time per token), output_length (answers too long for the budget at a healthy pace), unattributed (the known parts explain less than half). "+
+			"A request that fails several constraints counts once in each; one seen by a client and an engine span counts at each layer (choose a layer for shares). "+
+			"Failed requests and undecidable verdicts are in Violations by constraint.", "reqps",
+			target(fmt.Sprintf("sum by (%s, %s) (%s)", promname.LabelSLOConstraint, promname.LabelSLOCause, rate(sel)), "{{"+promname.LabelSLOConstraint+"}}:{{"+promname.LabelSLOCause+"}}"))
+		out = append(out, p.Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)).FillOpacity(40))
 	}
+	return out
 }
 
 // latencies are the dashboard's latency panels.

@@ -80,4 +80,7 @@ var (
 	// LabelSLOConstraint is the failed or unknown constraint on
 	// SLOViolations.
 	LabelSLOConstraint = Label(catalog.AttrSLOConstraint)
+	// LabelSLOCause is the cause of a failed latency constraint on
+	// SLOViolations (absent where there is none).
+	LabelSLOCause = Label(catalog.AttrSLOCause)
 )

@@ -271,7 +271,7 @@ func (o *Options) alertRules(s *SLO) []Rule {
 			Alert:       AlertName,
 			Expr:        cond(a.Quick) + "\nor\n" + cond(a.Slow) + "\n",
 			Labels:      map[string]string{labelSeverity: a.Severity, "severity": a.Severity, promname.LabelSLOName: s.Name},
-			Annotations: annotations(s, a, o.MinRequests),
+			Annotations: o.annotations(s, a),
 		})
 	}
 	return append(rules, o.unknownAlert(s))
@@ -306,19 +306,34 @@ func (o *Options) unknownAlert(s *SLO) Rule {
 	}
 }
 
-// annotations say which SLO, objective and windows; title and summary
-// keep Sloth's wording.
-func annotations(s *SLO, a Alert, minRequests float64) map[string]string {
-	ann := alertingAnnotations(s, a)
-	if a.Severity == "page" && minRequests > 0 {
-		ann["description"] += fmt.Sprintf(" Not raised while the short window holds fewer than %s requests.", num(minRequests))
+// annotations say which SLO, objective and windows, and the top cause;
+// title and summary keep Sloth's wording.
+func (o *Options) annotations(s *SLO, a Alert) map[string]string {
+	ann := alertingAnnotations(s, a, s.topCause(a.Quick.Short, o.rng(a.Quick.Short), o.Matchers))
+	if a.Severity == "page" && o.MinRequests > 0 {
+		ann["description"] += fmt.Sprintf(" Not raised while the short window holds fewer than %s requests.", num(o.MinRequests))
 	}
 	return ann
 }
 
+// topCause is the sentence of the burn-rate alert's description that names
+// the constraint and cause failing most over the alert's short window
+// (rng, its PromQL range): the first question on a page is why, and the
+// cause decides the action (capacity for queue, the prompts for prefill,
+// the path for network, the SLO itself for output_length). Prometheus runs
+// the query when it renders the alert; violations without a cause (error,
+// :unknown) are left out.
+func (s *SLO) topCause(short time.Duration, rng string, extra []string) string {
+	sel := strings.TrimSuffix(s.selector(promname.SLOViolations, extra), "}") + "," + promname.LabelSLOCause + `!=""}`
+	q := fmt.Sprintf("topk(1, sum by (%s, %s) (rate(%s[%s])))", promname.LabelSLOConstraint, promname.LabelSLOCause, sel, rng)
+	return fmt.Sprintf("Top cause over the last %s: {{ range query %q }}{{ .Labels.%s }}:{{ .Labels.%s }} ({{ .Value | printf \"%%.3g\" }} violations/s)"+
+		"{{ else }}none recorded (no violation carried a cause){{ end }}.", promtime.Format(short), q, promname.LabelSLOConstraint, promname.LabelSLOCause)
+}
+
 // alertingAnnotations are the annotations of one severity, as the Sloth
-// spec carries them too; the title keeps Sloth's wording.
-func alertingAnnotations(s *SLO, a Alert) map[string]string {
+// spec carries them too; the title keeps Sloth's wording. topCause is the
+// sentence naming the top cause (SLO.topCause).
+func alertingAnnotations(s *SLO, a Alert, topCause string) map[string]string {
 	pct := strconv.FormatFloat(s.Objective, 'f', -1, 64)
 	period := promtime.Format(s.Period)
 	cond := func(w Window) string {
@@ -329,9 +344,9 @@ func alertingAnnotations(s *SLO, a Alert) map[string]string {
 		"summary": fmt.Sprintf("LLM SLO %s (objective %s%% over %s) is burning its error budget too fast.", s.Name, pct, period),
 		"description": fmt.Sprintf("Requests fail SLO %s (%s) faster than its %s%% objective over %s allows: "+
 			"the error ratio (%s) exceeded %s, or %s. "+
-			"The failing constraints: sum by (%s) (rate(%s[5m])).",
+			"The failing constraints: sum by (%s) (rate(%s[5m])). %s",
 			s.Name, s.Description, pct, period, s.errorRatioText(), cond(a.Quick), cond(a.Slow),
-			promname.LabelSLOConstraint, s.selector(promname.SLOViolations, nil)),
+			promname.LabelSLOConstraint, s.selector(promname.SLOViolations, nil), topCause),
 	}
 }
 

@@ -113,11 +113,24 @@ func replicaFrom(base float64, instance, model string, phases ...[3]float64) []m
 // sloLabels are the labels of every recorded series of the SLO.
 func sloLabels(o Options, s *SLO) map[string]string { return o.idLabels(s) }
 
-// expAlert is what promtool must see firing, annotations expanded.
+// expAlert is what promtool must see firing, annotations expanded, when
+// no violation carried a cause.
 func expAlert(o Options, s *SLO, severity string) map[string]any {
+	return expAlertCause(o, s, severity, noCause)
+}
+
+// noCause is the top cause's sentence rendered without a violation that
+// carries a cause.
+const noCause = "none recorded (no violation carried a cause)"
+
+// expAlertCause is expAlert with the top cause's query rendered as top.
+func expAlertCause(o Options, s *SLO, severity, top string) map[string]any {
 	labels := with(sloLabels(o, s), "severity", severity, "sloth_severity", severity)
-	ann := annotations(s, Windows[map[string]int{"page": 0, "ticket": 1}[severity]], o.MinRequests)
+	ann := o.annotations(s, Windows[map[string]int{"page": 0, "ticket": 1}[severity]])
 	ann["title"] = strings.NewReplacer("{{$labels.sloth_service}}", o.service(), "{{$labels.sloth_slo}}", s.Name).Replace(ann["title"])
+	d := ann["description"]
+	from, to := strings.Index(d, "{{ range query"), strings.LastIndex(d, "{{ end }}")
+	ann["description"] = d[:from] + top + d[to+len("{{ end }}"):]
 	return map[string]any{"exp_labels": labels, "exp_annotations": ann}
 }
 
@@ -377,6 +390,58 @@ func TestPromtoolUnknownExcluded(t *testing.T) {
 		exprs = append(exprs, rounded("slo:period_error_budget_remaining:ratio", s, "30d", math.Round((1-want/0.01)*1e6)/1e6))
 	}
 	tests := []map[string]any{{"interval": "1m", "input_series": series, "promql_expr_test": exprs}}
+	b, err := yaml.Marshal(map[string]any{"rule_files": []string{"rules.yaml"}, "evaluation_interval": "1m", "tests": tests})
+	require.NoError(t, err)
+	path := filepath.Join(dir, "test.yaml")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	runPromtool(t, "test", "rules", path)
+}
+
+// TestPromtoolTopCause: the burn-rate page names the constraint and cause
+// failing most over its 5m window, rendered by Prometheus from the
+// connector's violations by llm_slo_cause: a 20x burn after two healthy
+// days in which e2e:output_length led, the burn's TTFT misses from the
+// queue (100/min) now lead e2e:output_length (20/min) and the failed
+// requests' error (500/min, no cause, left out): "ttft:queue (1.67
+// violations/s)". Without any violation carrying a cause (a processor
+// that writes no causes), the page says none was recorded.
+func TestPromtoolTopCause(t *testing.T) {
+	promtool(t)
+	slos := slosOf(t, llmSLO(
+		slo.Definition{Name: "interactive", Objective: 99, Period: 30 * promtime.Day, Bounds: []slo.Bound{ms(slo.TTFT, 500), ms(slo.TPOT, 15), ms(slo.E2E, 2000)}},
+	))
+	s, o := &slos[0], Options{Matchers: []string{`env="prod"`}}
+	dir := t.TempDir()
+	writeRules(t, dir, slos, o)
+	series := func(causes bool) []map[string]string {
+		in := replica("a", "m1", [3]float64{2880, 600, 0.005}, [3]float64{120, 600, 0.2})
+		for i := range in {
+			in[i]["series"] = strings.Replace(in[i]["series"], "{", `{env="prod",`, 1)
+		}
+		violations := func(constraint, cause string, healthy, burn float64) {
+			labels := fmt.Sprintf(`{env="prod",llm_slo_name="interactive",llm_slo_constraint=%q,collector_instance_id="a",gen_ai_request_model="m1",llm_layer="server"`, constraint)
+			if cause != "" {
+				labels += fmt.Sprintf(",llm_slo_cause=%q", cause)
+			}
+			in = append(in, map[string]string{"series": promname.SLOViolations + labels + "}", "values": counterFrom(0, phase{2880, healthy}, phase{120, burn})})
+		}
+		violations("error", "", 0, 500)
+		if causes {
+			violations("ttft", "queue", 0, 100)
+			violations("e2e", "output_length", 3, 20)
+		} else {
+			violations("ttft", "", 0, 100)
+		}
+		return in
+	}
+	tests := []map[string]any{
+		{"interval": "1m", "input_series": series(true), "alert_rule_test": []any{map[string]any{
+			"eval_time": "2d44m", "alertname": AlertName, "exp_alerts": []any{expAlertCause(o, s, "page", "ttft:queue (1.67 violations/s)")},
+		}}},
+		{"interval": "1m", "input_series": series(false), "alert_rule_test": []any{map[string]any{
+			"eval_time": "2d44m", "alertname": AlertName, "exp_alerts": []any{expAlert(o, s, "page")},
+		}}},
+	}
 	b, err := yaml.Marshal(map[string]any{"rule_files": []string{"rules.yaml"}, "evaluation_interval": "1m", "tests": tests})
 	require.NoError(t, err)
 	path := filepath.Join(dir, "test.yaml")

@@ -222,7 +222,7 @@ func TestExcludeUnknownFormats(t *testing.T) {
 	}
 	assert.Equal(t, `sum(llm_slo_requests_met_total{llm_slo_name="decidable"})`, query("good"))
 	assert.Equal(t, `sum(llm_slo_requests_met_total{llm_slo_name="decidable"}) + sum(llm_slo_requests_violated_total{llm_slo_name="decidable"})`, query("total"))
-	assert.Contains(t, alertingAnnotations(s, Windows[0])["description"], "the error ratio (violated / (met + violated): unknown verdicts excluded, over the decidable requests)")
+	assert.Contains(t, alertingAnnotations(s, Windows[0], "")["description"], "the error ratio (violated / (met + violated): unknown verdicts excluded, over the decidable requests)")
 	assert.Contains(t, o.unknownAlert(s).Annotations["description"], "so they are left out of the SLI (unknown_verdicts: exclude)")
 	_, err := Pyrra(slos, o)
 	require.EqualError(t, err, "SLO decidable: unknown_verdicts: exclude cannot be written for Pyrra: its indicators take one total metric, "+

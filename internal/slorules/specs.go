@@ -70,7 +70,8 @@ func Sloth(slos []SLO, o Options) []SlothPeriod {
 			Labels: map[string]string{promname.LabelSLOName: s.Name}}
 		x.SLI.Events.ErrorQuery = s.ErrorQuery("{{.window}}", o.Matchers)
 		x.SLI.Events.TotalQuery = s.TotalQuery("{{.window}}", o.Matchers)
-		page, ticket := alertingAnnotations(s, Windows[0]), alertingAnnotations(s, Windows[1])
+		top := func(a Alert) string { return s.topCause(a.Quick.Short, promtime.Format(a.Quick.Short), o.Matchers) }
+		page, ticket := alertingAnnotations(s, Windows[0], top(Windows[0])), alertingAnnotations(s, Windows[1], top(Windows[1]))
 		x.Alerting = SlothAlerting{
 			Name:        AlertName,
 			Labels:      map[string]string{promname.LabelSLOName: s.Name},
