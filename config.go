@@ -25,6 +25,34 @@ import (
 	"github.com/llmslo/llmslo/internal/slo"
 )
 
+// The values of parts.
+const (
+	partsAuto   = "auto"
+	partsAlways = "always"
+	partsNever  = "never"
+)
+
+var partsModes = []string{partsAuto, partsAlways, partsNever}
+
+// writesParts reports whether the parts are written on the spans: in auto,
+// when some SLO bounds TTFT or E2E, whose causes the parts name, so a
+// pipeline whose SLOs never read a part pays nothing for them.
+func (c *Config) writesParts() bool {
+	switch c.Parts {
+	case partsAlways:
+		return true
+	case partsNever:
+		return false
+	}
+	for i := range c.SLOs {
+		s := &c.SLOs[i]
+		if s.TTFT != nil || s.E2E != nil || s.TTFTFrom != nil || s.E2EFrom != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Config configures the llm_slo processor.
 type Config struct {
 	// AttributePrefix is the namespace of every attribute the processor
@@ -43,6 +71,14 @@ type Config struct {
 	// TokenAwareITL spreads each chunk's gap over the tokens the chunk
 	// carries (per-token ITL); off, each chunk is one gap (per-chunk ITL).
 	TokenAwareITL bool `mapstructure:"token_aware_itl"`
+
+	// Parts says when the parts of a request's latency (llm.prefill_time,
+	// llm.kv_transfer_time, llm.decode_time, llm.network_time) are written
+	// on the span: "auto" (the default) when some SLO bounds TTFT or E2E,
+	// the constraints whose misses they explain; "always"; "never". Each
+	// is one more attribute on every span that has it, and the engines
+	// already carry theirs under their own keys.
+	Parts string `mapstructure:"parts"`
 
 	// Model says where the model name comes from when the span carries none
 	// (vLLM V1 spans do not).
@@ -288,6 +324,9 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("presets: unknown preset %q: allowed values are %s", name, preset.NamesString()))
 		}
 	}
+	if !slices.Contains(partsModes, c.Parts) {
+		errs = append(errs, fmt.Errorf("parts: %q: allowed values are %s", c.Parts, strings.Join(partsModes, ", ")))
+	}
 	errs = append(errs, c.validateCustomPresets()...)
 	errs = append(errs, c.TraceAssembly.validate()...)
 	names := map[string]bool{}
@@ -515,6 +554,7 @@ func (s *SelectorConfig) validate(field string, presets, enabled []string) []err
 func createDefaultConfig() component.Config {
 	return &Config{
 		AttributePrefix: contract.DefaultPrefix,
+		Parts:           partsAuto,
 		TraceAssembly: TraceAssemblyConfig{
 			Wait:             6 * time.Second,
 			MaxTraces:        10_000,

@@ -56,6 +56,7 @@ func TestLoadConfig(t *testing.T) {
 				AttributePrefix: "llmslo.",
 				Presets:         []string{"vllm", "openllmetry", "semconv"},
 				TokenAwareITL:   true,
+				Parts:           "auto",
 				Model:           ModelConfig{ResourceAttribute: "k8s.deployment.name", Default: "unknown-model"},
 				TraceAssembly:   TraceAssemblyConfig{Enabled: true, Wait: 3 * time.Second, MaxTraces: 500, MaxStepsPerTrace: 16_384, MaxSteps: 1_000_000, MaxHeldPerTrace: 64, MaxHeld: 10_000},
 				CustomPresets: []PresetConfig{
@@ -110,6 +111,7 @@ func TestLoadConfig(t *testing.T) {
 		}},
 		{name: "steps_below_per_trace", errs: []string{"trace_assembly.max_steps: 100 must be at least max_steps_per_trace (1000), or one trace could never hold its steps"}},
 		{name: "excluded_preset", errs: []string{`slos[0].selector.presets: preset "openllmetry" is excluded by presets: [vllm, semconv], so the SLO would select nothing from it`}},
+		{name: "bad_parts", errs: []string{`parts: "sometimes": allowed values are auto, always, never`}},
 		{name: "bad_prefix", errs: []string{`attribute_prefix: "llm" must end with "."`}},
 		{name: "bad_selector", errs: []string{
 			`slos[0].selector.layer: "edge": allowed values are "client", "server"`,

@@ -37,6 +37,8 @@ type llmSLOProcessor struct {
 
 	// trust keeps an earlier tier's keys as they are (trust_upstream).
 	trust bool
+	// parts writes the parts of TTFT and E2E (Config.writesParts).
+	parts bool
 	// errorText caches the rendered llm.metrics.error of each combination
 	// (a handful occur in practice; the cache stops growing at a bound).
 	errorMu   sync.RWMutex
@@ -82,6 +84,7 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*l
 		model: cfg.Model,
 		trust: cfg.TrustUpstream,
 		slos:  cfg.compileSLOs(keys),
+		parts: cfg.writesParts(),
 
 		errorText: map[derive.Errors]string{},
 	}
@@ -270,7 +273,7 @@ func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batc
 	}
 	model := p.resolveModel(res, resource)
 	st.partsReady = false
-	attrs.EnsureCapacity(attrs.Len() + valueCount(res, model) + p.verdictRoom(attrs, resource, model, st))
+	attrs.EnsureCapacity(attrs.Len() + valueCount(res, model, p.parts) + p.verdictRoom(attrs, resource, model, st))
 	p.writeValues(attrs, res, model)
 	p.writeVerdicts(attrs, resource, model, st)
 	st.counts.countRequest(res)
@@ -286,10 +289,12 @@ func (p *llmSLOProcessor) writeValues(attrs pcommon.Map, res *derive.Result, mod
 	putSeconds(attrs, k.ITLMean, res.ITLMean)
 	putSeconds(attrs, k.ITLMax, res.ITLMax)
 	putSeconds(attrs, k.QueueTime, res.QueueTime)
-	putSeconds(attrs, k.PrefillTime, res.PrefillTime)
-	putSeconds(attrs, k.KVTransferTime, res.KVTransferTime)
-	putSeconds(attrs, k.DecodeTime, res.DecodeTime)
-	putSeconds(attrs, k.NetworkTime, res.NetworkTime)
+	if p.parts {
+		putSeconds(attrs, k.PrefillTime, res.PrefillTime)
+		putSeconds(attrs, k.KVTransferTime, res.KVTransferTime)
+		putSeconds(attrs, k.DecodeTime, res.DecodeTime)
+		putSeconds(attrs, k.NetworkTime, res.NetworkTime)
+	}
 	putGaps(attrs, k, res)
 	if res.HasOutputTokens {
 		attrs.PutInt(k.OutputTokens, res.OutputTokens)
@@ -329,12 +334,18 @@ func putTokenDetails(attrs pcommon.Map, k *contract.Keys, res *derive.Result) {
 	}
 }
 
-func valueCount(res *derive.Result, model string) int {
+func valueCount(res *derive.Result, model string, parts bool) int {
 	n := 2 // layer, source
-	for _, v := range [...]derive.Value{res.TTFT, res.TPOT, res.E2E, res.ITLMean, res.ITLMax, res.QueueTime,
-		res.PrefillTime, res.KVTransferTime, res.DecodeTime, res.NetworkTime} {
+	for _, v := range [...]derive.Value{res.TTFT, res.TPOT, res.E2E, res.ITLMean, res.ITLMax, res.QueueTime} {
 		if v.S == derive.Known {
 			n++
+		}
+	}
+	if parts {
+		for _, v := range [...]derive.Value{res.PrefillTime, res.KVTransferTime, res.DecodeTime, res.NetworkTime} {
+			if v.S == derive.Known {
+				n++
+			}
 		}
 	}
 	for _, present := range [...]bool{len(res.Gaps) > 0, len(res.GapWeights) > 0, res.HasOutputTokens, res.HasInputTokens,

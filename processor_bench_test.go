@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/llmslo/llmslo/internal/benchspans"
@@ -39,13 +40,27 @@ func benchBatch(n, events int) ptrace.Traces {
 // BenchmarkProcessSpans times the processor alone: each batch is copied
 // outside the timer (the processor mutates it). The bench module compares
 // the processor with its floor; this one isolates the processor's own
-// changes from the copy's noise.
+// changes from the copy's noise. Two SLO sets: one bounding TTFT, TPOT and
+// E2E (the parts are written, for the causes of its misses) and one
+// bounding TPOT alone (no SLO reads a part, so none is written).
 func BenchmarkProcessSpans(b *testing.B) {
-	cfg := createDefaultConfig().(*Config)
 	ttft, tpot, e2e := 500*time.Millisecond, 15*time.Millisecond, 2*time.Second
-	cfg.SLOs = []SLOConfig{{Name: "interactive", TTFT: &ttft, TPOT: &tpot, E2E: &e2e}}
-	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
-	require.NoError(b, err)
+	for _, slos := range []struct {
+		name string
+		slos []SLOConfig
+	}{
+		{"slo_ttft_tpot_e2e", []SLOConfig{{Name: "interactive", TTFT: &ttft, TPOT: &tpot, E2E: &e2e}}},
+		{"slo_tpot", []SLOConfig{{Name: "smooth", TPOT: &tpot}}},
+	} {
+		cfg := createDefaultConfig().(*Config)
+		cfg.SLOs = slos.slos
+		p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+		require.NoError(b, err)
+		b.Run(slos.name, func(b *testing.B) { benchShapes(b, p) })
+	}
+}
+
+func benchShapes(b *testing.B, p processor.Traces) {
 	for _, s := range []struct {
 		name          string
 		spans, events int

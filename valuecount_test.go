@@ -43,7 +43,7 @@ func TestValueCount(t *testing.T) {
 						model := p.resolveModel(&st.res, rs.Resource().Attributes())
 						before := attrs.Len()
 						p.writeValues(attrs, &st.res, model)
-						require.Equal(t, attrs.Len()-before, valueCount(&st.res, model), "%s/%s span %q", config, d.Name(), span.Name())
+						require.Equal(t, attrs.Len()-before, valueCount(&st.res, model, p.parts), "%s/%s span %q", config, d.Name(), span.Name())
 						checked++
 					}
 				}
@@ -85,7 +85,7 @@ func TestVerdictRoom(t *testing.T) {
 						st.res.Marked = false
 						model := p.resolveModel(&st.res, resource)
 						room := p.verdictRoom(attrs, resource, model, st)
-						before := attrs.Len() + valueCount(&st.res, model)
+						before := attrs.Len() + valueCount(&st.res, model, p.parts)
 						p.write(span, resource, st)
 						got := attrs.Len() - before
 						written += got
