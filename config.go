@@ -44,6 +44,12 @@ func (c *Config) writesParts() bool {
 	case partsNever:
 		return false
 	}
+	return c.readsParts()
+}
+
+// readsParts reports whether some SLO bounds TTFT or E2E, whose misses'
+// causes are judged from the parts (written or not).
+func (c *Config) readsParts() bool {
 	for i := range c.SLOs {
 		s := &c.SLOs[i]
 		if s.TTFT != nil || s.E2E != nil || s.TTFTFrom != nil || s.E2EFrom != nil {

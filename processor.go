@@ -92,7 +92,8 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*l
 		return nil, err
 	}
 	p.watch = newWatch(set.Logger, cfg, presetNames(presets))
-	opts := derive.Options{TokenAwareITL: cfg.TokenAwareITL, OwnedPrefix: keys.Prefix, Owned: keys.Owns}
+	opts := derive.Options{TokenAwareITL: cfg.TokenAwareITL, OwnedPrefix: keys.Prefix, Owned: keys.Owns,
+		SkipParts: !p.parts && !cfg.readsParts()}
 	if cfg.TraceAssembly.Enabled {
 		p.asm = assembly.New(cfg.TraceAssembly.bounds(), presets,
 			assembly.Deps{Next: next, Logger: set.Logger, Telemetry: p.tel, Release: p.releaseHeld})

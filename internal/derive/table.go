@@ -126,6 +126,10 @@ type Options struct {
 	// Steps, if set, is asked for the step spans of a request whose preset
 	// has them (the trace assembly).
 	Steps StepSource
+	// SkipParts leaves the engine's prefill, KV transfer and decode times
+	// unread (Unknown), for a processor that neither writes them nor has
+	// an SLO whose causes read them: their keys are not even looked for.
+	SkipParts bool
 }
 
 // NewTable compiles presets, in matching order.
@@ -151,9 +155,11 @@ func NewTable(presets []*preset.Preset, opts Options) *Table {
 		c.e2e = t.timings(p.Map.E2E)
 		c.itlMean = t.timings(p.Map.ITLMean)
 		c.queue = t.timings(p.Map.QueueTime)
-		c.prefill = t.timings(p.Map.PrefillTime)
-		c.kvTransfer = t.timings(p.Map.KVTransferTime)
-		c.decode = t.timings(p.Map.DecodeTime)
+		if !opts.SkipParts {
+			c.prefill = t.timings(p.Map.PrefillTime)
+			c.kvTransfer = t.timings(p.Map.KVTransferTime)
+			c.decode = t.timings(p.Map.DecodeTime)
+		}
 		c.output = t.counts(p.Map.OutputTokens)
 		c.input = t.counts(p.Map.InputTokens)
 		c.reqN = t.counts(p.Map.RequestN)
