@@ -158,7 +158,8 @@ func threshold(d *time.Duration) slo.Threshold {
 }
 
 func (s *SelectorConfig) compile() slo.Selector {
-	sel := slo.Selector{Layer: s.Layer, Presets: s.Presets, Models: s.Models, Levels: s.Levels}
+	sel := slo.Selector{Layer: s.Layer, Presets: s.Presets, Models: s.Models, Levels: s.Levels,
+		InputTokens: s.InputTokens.compile(), OutputTokens: s.OutputTokens.compile()}
 	for _, a := range s.Attributes {
 		sel.Attributes = append(sel.Attributes, slo.AttributeMatch{Key: a.Key, Values: a.Values})
 	}

@@ -157,6 +157,11 @@ type SelectorConfig struct {
 	Levels []string `mapstructure:"levels"`
 	// Attributes are span (then resource) attributes with allowed values.
 	Attributes []AttributeMatchConfig `mapstructure:"attributes"`
+	// InputTokens and OutputTokens bound the request's derived token counts
+	// (config_tokens.go); a span whose count is unknown is not selected by
+	// a bound on that count.
+	InputTokens  *TokenBoundsConfig `mapstructure:"input_tokens"`
+	OutputTokens *TokenBoundsConfig `mapstructure:"output_tokens"`
 
 	_ struct{}
 }
@@ -459,7 +464,7 @@ func (c *Config) presetNames() []string {
 }
 
 // Describe says what the selector selects, "" for every request: "layer
-// server; models m1, m2; deployment in prod". The rules' descriptions and
+// server; models m1, m2; deployment in prod; input_tokens <= 1024". The rules' descriptions and
 // the processor's log say it the same way.
 func (s *SelectorConfig) Describe() string {
 	var sel []string
@@ -478,6 +483,8 @@ func (s *SelectorConfig) Describe() string {
 	for _, a := range s.Attributes {
 		sel = append(sel, a.Key+" in "+strings.Join(a.Values, ", "))
 	}
+	sel = s.InputTokens.describe("input_tokens", sel)
+	sel = s.OutputTokens.describe("output_tokens", sel)
 	return strings.Join(sel, "; ")
 }
 
@@ -509,6 +516,8 @@ func (s *SelectorConfig) validate(field string, presets, enabled []string) []err
 			errs = append(errs, fmt.Errorf("%s.attributes[%d].values: list at least one value", field, i))
 		}
 	}
+	errs = append(errs, s.InputTokens.validate(field+".input_tokens")...)
+	errs = append(errs, s.OutputTokens.validate(field+".output_tokens")...)
 	return errs
 }
 
