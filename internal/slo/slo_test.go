@@ -168,3 +168,16 @@ func TestSelectorTokens(t *testing.T) {
 func TestConstraintOrder(t *testing.T) {
 	assert.Equal(t, contract.Constraints[:], Names())
 }
+
+// TestLimitsAt: At reaches each constraint's own field, in the order of
+// Names, so per-request thresholds and the configuration land where the
+// judge reads them.
+func TestLimitsAt(t *testing.T) {
+	want := Limits{TTFT: lim(1), TPOT: lim(2), ITL: lim(3), E2E: lim(4), QueueTime: lim(5)}
+	var got Limits
+	for i := range contract.NumConstraints {
+		*got.At(i) = lim(float64(i + 1))
+	}
+	assert.Equal(t, want, got)
+	assert.Equal(t, []Threshold{lim(1), lim(2), lim(3), lim(4), lim(5)}, got.Ordered())
+}
