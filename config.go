@@ -363,25 +363,25 @@ func (s *SLOConfig) validate(field string) []error {
 		errs = append(errs, fmt.Errorf("%s.name: %q must match %s (it becomes part of an attribute key)", field, s.Name, sloName))
 	}
 	set := 0
-	for _, t := range []struct {
-		name string
-		d    *time.Duration
-	}{{"ttft", s.TTFT}, {"tpot", s.TPOT}, {"itl", s.ITL}, {"e2e", s.E2E}, {"queue_time", s.QueueTime}} {
-		if t.d == nil {
+	// The configuration's keys are the contract's constraint names, in
+	// the order configured() lists the fields.
+	for i, d := range s.configured() {
+		if d == nil {
 			continue
 		}
 		set++
+		name := contract.Constraints[i]
 		switch {
-		case *t.d <= 0:
-			errs = append(errs, fmt.Errorf("%s.%s: %v must be a positive duration such as 500ms", field, t.name, *t.d))
-		case t.d.Seconds() > derive.MaxSeconds:
-			errs = append(errs, fmt.Errorf("%s.%s: %v is beyond a week (168h): the processor takes longer values as corrupt, so no request could fail it", field, t.name, *t.d))
+		case *d <= 0:
+			errs = append(errs, fmt.Errorf("%s.%s: %v must be a positive duration such as 500ms", field, name, *d))
+		case d.Seconds() > derive.MaxSeconds:
+			errs = append(errs, fmt.Errorf("%s.%s: %v is beyond a week (168h): the processor takes longer values as corrupt, so no request could fail it", field, name, *d))
 		}
 	}
 	fromErrs, from := s.validateFrom(field)
 	errs = append(errs, fromErrs...)
 	if set == 0 && from == 0 {
-		errs = append(errs, fmt.Errorf("%s: set at least one of ttft, tpot, itl, e2e, queue_time (or its _from)", field))
+		errs = append(errs, fmt.Errorf("%s: set at least one of %s (or its _from)", field, strings.Join(contract.Constraints[:], ", ")))
 	}
 	errs = append(errs, s.validateObjective(field)...)
 	if _, err := slo.ParseUnknownVerdicts(s.UnknownVerdicts); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/derive"
 	"github.com/llmslo/llmslo/internal/preset"
 	"github.com/llmslo/llmslo/internal/slo"
@@ -33,14 +34,19 @@ type ThresholdFrom struct {
 	_ struct{}
 }
 
-// from lists the per-request sources in the order of slo.Names.
-func (s *SLOConfig) from() []*ThresholdFrom {
-	return []*ThresholdFrom{s.TTFTFrom, s.TPOTFrom, s.ITLFrom, s.E2EFrom, s.QueueTimeFrom}
+// from lists the per-request sources in the order of slo.Names. The
+// [...] literal must have exactly contract.NumConstraints entries to be
+// returned as the result type: a constraint added to the contract fails to
+// compile here until its field is listed, rather than never being read.
+func (s *SLOConfig) from() [contract.NumConstraints]*ThresholdFrom {
+	return [...]*ThresholdFrom{s.TTFTFrom, s.TPOTFrom, s.ITLFrom, s.E2EFrom, s.QueueTimeFrom}
 }
 
-// configured lists the configured thresholds in the order of slo.Names.
-func (s *SLOConfig) configured() []*time.Duration {
-	return []*time.Duration{s.TTFT, s.TPOT, s.ITL, s.E2E, s.QueueTime}
+// configured lists the configured thresholds in the order of slo.Names,
+// guarded as from is. validate, limits, bounds and compileFrom all read
+// the thresholds through it, so this is the only list of the fields.
+func (s *SLOConfig) configured() [contract.NumConstraints]*time.Duration {
+	return [...]*time.Duration{s.TTFT, s.TPOT, s.ITL, s.E2E, s.QueueTime}
 }
 
 // validateFrom checks the per-request sources and returns how many are set.
