@@ -51,3 +51,16 @@ func TestValidateNamesConstraint(t *testing.T) {
 		assert.EqualError(t, errs[0], "slos[0]."+name+": -1s must be a positive duration such as 500ms")
 	}
 }
+
+// TestSetThreshold: every contract name sets its own field (the one its
+// configuration key sets), anything else is refused and changes nothing.
+func TestSetThreshold(t *testing.T) {
+	for i, name := range append(contract.Constraints[:], "ttfb", "") {
+		var sc SLOConfig
+		ok := sc.SetThreshold(name, 7*time.Millisecond)
+		assert.Equal(t, i < contract.NumConstraints, ok, name)
+		for j, d := range sc.configured() {
+			assert.Equal(t, i == j, d != nil, "%s: configured()[%d]", name, j)
+		}
+	}
+}

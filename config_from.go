@@ -5,6 +5,7 @@ package llmsloprocessor
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/llmslo/llmslo/internal/contract"
@@ -42,11 +43,34 @@ func (s *SLOConfig) from() [contract.NumConstraints]*ThresholdFrom {
 	return [...]*ThresholdFrom{s.TTFTFrom, s.TPOTFrom, s.ITLFrom, s.E2EFrom, s.QueueTimeFrom}
 }
 
-// configured lists the configured thresholds in the order of slo.Names,
-// guarded as from is. validate, limits, bounds and compileFrom all read
-// the thresholds through it, so this is the only list of the fields.
+// thresholdFields lists the configured thresholds' fields in the order of
+// slo.Names, guarded as from is: the only list of them, which configured()
+// and SetThreshold read.
+func (s *SLOConfig) thresholdFields() [contract.NumConstraints]**time.Duration {
+	return [...]**time.Duration{&s.TTFT, &s.TPOT, &s.ITL, &s.E2E, &s.QueueTime}
+}
+
+// configured lists the configured thresholds in the order of slo.Names.
+// validate, limits, bounds and compileFrom all read them through it.
 func (s *SLOConfig) configured() [contract.NumConstraints]*time.Duration {
-	return [...]*time.Duration{s.TTFT, s.TPOT, s.ITL, s.E2E, s.QueueTime}
+	var out [contract.NumConstraints]*time.Duration
+	for i, f := range s.thresholdFields() {
+		out[i] = *f
+	}
+	return out
+}
+
+// SetThreshold sets the threshold of the constraint named constraint (a
+// contract.Constraints name), for the llmslo command's --slo flag, which
+// then accepts every constraint the configuration does. It reports false
+// for an unknown name.
+func (s *SLOConfig) SetThreshold(constraint string, d time.Duration) bool {
+	i := slices.Index(contract.Constraints[:], constraint)
+	if i < 0 {
+		return false
+	}
+	*s.thresholdFields()[i] = &d
+	return true
 }
 
 // validateFrom checks the per-request sources and returns how many are set.
