@@ -146,8 +146,14 @@ func (c *Config) compileSLOs(keys contract.Keys) []compiledSLO {
 	return out
 }
 
+// limits fills the thresholds in constraint order (slo.Limits.At), so no
+// second list of the fields can fall out of step with configured().
 func (sc *SLOConfig) limits() slo.Limits {
-	return slo.Limits{TTFT: threshold(sc.TTFT), TPOT: threshold(sc.TPOT), ITL: threshold(sc.ITL), E2E: threshold(sc.E2E), QueueTime: threshold(sc.QueueTime)}
+	var l slo.Limits
+	for i, d := range sc.configured() {
+		*l.At(i) = threshold(d)
+	}
+	return l
 }
 
 func threshold(d *time.Duration) slo.Threshold {
@@ -158,7 +164,8 @@ func threshold(d *time.Duration) slo.Threshold {
 }
 
 func (s *SelectorConfig) compile() slo.Selector {
-	sel := slo.Selector{Layer: s.Layer, Presets: s.Presets, Models: s.Models, Levels: s.Levels}
+	sel := slo.Selector{Layer: s.Layer, Presets: s.Presets, Models: s.Models, Levels: s.Levels,
+		InputTokens: s.InputTokens.compile(), OutputTokens: s.OutputTokens.compile()}
 	for _, a := range s.Attributes {
 		sel.Attributes = append(sel.Attributes, slo.AttributeMatch{Key: a.Key, Values: a.Values})
 	}

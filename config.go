@@ -199,6 +199,11 @@ type SelectorConfig struct {
 	Levels []string `mapstructure:"levels"`
 	// Attributes are span (then resource) attributes with allowed values.
 	Attributes []AttributeMatchConfig `mapstructure:"attributes"`
+	// InputTokens and OutputTokens bound the request's derived token counts
+	// (config_tokens.go); a span whose count is unknown is not selected by
+	// a bound on that count.
+	InputTokens  *TokenBoundsConfig `mapstructure:"input_tokens"`
+	OutputTokens *TokenBoundsConfig `mapstructure:"output_tokens"`
 
 	_ struct{}
 }
@@ -403,25 +408,25 @@ func (s *SLOConfig) validate(field string) []error {
 		errs = append(errs, fmt.Errorf("%s.name: %q must match %s (it becomes part of an attribute key)", field, s.Name, sloName))
 	}
 	set := 0
-	for _, t := range []struct {
-		name string
-		d    *time.Duration
-	}{{"ttft", s.TTFT}, {"tpot", s.TPOT}, {"itl", s.ITL}, {"e2e", s.E2E}, {"queue_time", s.QueueTime}} {
-		if t.d == nil {
+	// The configuration's keys are the contract's constraint names, in
+	// the order configured() lists the fields.
+	for i, d := range s.configured() {
+		if d == nil {
 			continue
 		}
 		set++
+		name := contract.Constraints[i]
 		switch {
-		case *t.d <= 0:
-			errs = append(errs, fmt.Errorf("%s.%s: %v must be a positive duration such as 500ms", field, t.name, *t.d))
-		case t.d.Seconds() > derive.MaxSeconds:
-			errs = append(errs, fmt.Errorf("%s.%s: %v is beyond a week (168h): the processor takes longer values as corrupt, so no request could fail it", field, t.name, *t.d))
+		case *d <= 0:
+			errs = append(errs, fmt.Errorf("%s.%s: %v must be a positive duration such as 500ms", field, name, *d))
+		case d.Seconds() > derive.MaxSeconds:
+			errs = append(errs, fmt.Errorf("%s.%s: %v is beyond a week (168h): the processor takes longer values as corrupt, so no request could fail it", field, name, *d))
 		}
 	}
 	fromErrs, from := s.validateFrom(field)
 	errs = append(errs, fromErrs...)
 	if set == 0 && from == 0 {
-		errs = append(errs, fmt.Errorf("%s: set at least one of ttft, tpot, itl, e2e, queue_time (or its _from)", field))
+		errs = append(errs, fmt.Errorf("%s: set at least one of %s (or its _from)", field, strings.Join(contract.Constraints[:], ", ")))
 	}
 	errs = append(errs, s.validateObjective(field)...)
 	if _, err := slo.ParseUnknownVerdicts(s.UnknownVerdicts); err != nil {
@@ -504,7 +509,7 @@ func (c *Config) presetNames() []string {
 }
 
 // Describe says what the selector selects, "" for every request: "layer
-// server; models m1, m2; deployment in prod". The rules' descriptions and
+// server; models m1, m2; deployment in prod; input_tokens <= 1024". The rules' descriptions and
 // the processor's log say it the same way.
 func (s *SelectorConfig) Describe() string {
 	var sel []string
@@ -523,6 +528,8 @@ func (s *SelectorConfig) Describe() string {
 	for _, a := range s.Attributes {
 		sel = append(sel, a.Key+" in "+strings.Join(a.Values, ", "))
 	}
+	sel = s.InputTokens.describe("input_tokens", sel)
+	sel = s.OutputTokens.describe("output_tokens", sel)
 	return strings.Join(sel, "; ")
 }
 
@@ -554,6 +561,8 @@ func (s *SelectorConfig) validate(field string, presets, enabled []string) []err
 			errs = append(errs, fmt.Errorf("%s.attributes[%d].values: list at least one value", field, i))
 		}
 	}
+	errs = append(errs, s.InputTokens.validate(field+".input_tokens")...)
+	errs = append(errs, s.OutputTokens.validate(field+".output_tokens")...)
 	return errs
 }
 

@@ -5,8 +5,10 @@ package llmsloprocessor
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/derive"
 	"github.com/llmslo/llmslo/internal/preset"
 	"github.com/llmslo/llmslo/internal/slo"
@@ -33,14 +35,42 @@ type ThresholdFrom struct {
 	_ struct{}
 }
 
-// from lists the per-request sources in the order of slo.Names.
-func (s *SLOConfig) from() []*ThresholdFrom {
-	return []*ThresholdFrom{s.TTFTFrom, s.TPOTFrom, s.ITLFrom, s.E2EFrom, s.QueueTimeFrom}
+// from lists the per-request sources in the order of slo.Names. The
+// [...] literal must have exactly contract.NumConstraints entries to be
+// returned as the result type: a constraint added to the contract fails to
+// compile here until its field is listed, rather than never being read.
+func (s *SLOConfig) from() [contract.NumConstraints]*ThresholdFrom {
+	return [...]*ThresholdFrom{s.TTFTFrom, s.TPOTFrom, s.ITLFrom, s.E2EFrom, s.QueueTimeFrom}
+}
+
+// thresholdFields lists the configured thresholds' fields in the order of
+// slo.Names, guarded as from is: the only list of them, which configured()
+// and SetThreshold read.
+func (s *SLOConfig) thresholdFields() [contract.NumConstraints]**time.Duration {
+	return [...]**time.Duration{&s.TTFT, &s.TPOT, &s.ITL, &s.E2E, &s.QueueTime}
 }
 
 // configured lists the configured thresholds in the order of slo.Names.
-func (s *SLOConfig) configured() []*time.Duration {
-	return []*time.Duration{s.TTFT, s.TPOT, s.ITL, s.E2E, s.QueueTime}
+// validate, limits, bounds and compileFrom all read them through it.
+func (s *SLOConfig) configured() [contract.NumConstraints]*time.Duration {
+	var out [contract.NumConstraints]*time.Duration
+	for i, f := range s.thresholdFields() {
+		out[i] = *f
+	}
+	return out
+}
+
+// SetThreshold sets the threshold of the constraint named constraint (a
+// contract.Constraints name), for the llmslo command's --slo flag, which
+// then accepts every constraint the configuration does. It reports false
+// for an unknown name.
+func (s *SLOConfig) SetThreshold(constraint string, d time.Duration) bool {
+	i := slices.Index(contract.Constraints[:], constraint)
+	if i < 0 {
+		return false
+	}
+	*s.thresholdFields()[i] = &d
+	return true
 }
 
 // validateFrom checks the per-request sources and returns how many are set.

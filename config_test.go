@@ -120,6 +120,13 @@ func TestLoadConfig(t *testing.T) {
 			`slos[0].selector.attributes[0].key: must not be empty`,
 			`slos[0].selector.attributes[0].values: list at least one value`,
 		}},
+		{name: "bad_tokens", errs: []string{
+			`slos[0].selector.input_tokens.min: 1.5 must be a whole number of tokens from 0 to 16777216`,
+			`slos[0].selector.input_tokens.max: -1 must be a whole number of tokens from 0 to 16777216`,
+			`slos[0].selector.output_tokens: min 200 is above max 100, so the SLO would select no request`,
+			`slos[1].selector.input_tokens: set min, max or both (inclusive token counts), or remove it`,
+			`slos[1].selector.output_tokens.max: 16777217 must be a whole number of tokens from 0 to 16777216`,
+		}},
 		{name: "bad_custom_preset", errs: []string{
 			`custom_presets[0]: attributes.ttft[0].unit: unknown unit "minutes": allowed values are "s", "ms", "us", "ns", "duration", "timestamp"`,
 			`preset "broken": layer "middle": allowed values are "client", "server"`,

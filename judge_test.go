@@ -30,6 +30,23 @@ func TestGoldenPerRequest(t *testing.T) {
 	require.NoError(t, ptracetest.CompareTraces(want, got))
 }
 
+// TestGoldenInputTokens: one workload split by prompt size into two SLOs
+// with their own TTFT bounds, and one SLO on answer length; the input's
+// header says what each span shows (an unknown count selects neither).
+func TestGoldenInputTokens(t *testing.T) {
+	dir := filepath.Join("testdata", "slos", "input_tokens")
+	input, err := golden.ReadTraces(filepath.Join(dir, "input.yaml"))
+	require.NoError(t, err)
+	got := process(t, "input_tokens", input)
+	expectedFile := filepath.Join(dir, "expected.yaml")
+	if *update {
+		require.NoError(t, golden.WriteTracesToFile(expectedFile, got))
+	}
+	want, err := golden.ReadTraces(expectedFile)
+	require.NoError(t, err)
+	require.NoError(t, ptracetest.CompareTraces(want, got))
+}
+
 // causeGoldens are the cause rules (README, Decisions, "Why a request
 // missed"), one directory each under testdata/slos/causes; each input's
 // header gives the expected causes of every span.

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	llmsloprocessor "github.com/llmslo/llmslo"
+	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/otlpfile"
 	"github.com/llmslo/llmslo/internal/report"
 	"github.com/llmslo/llmslo/internal/report/render"
@@ -184,19 +185,10 @@ func parseSLO(s string) (llmsloprocessor.SLOConfig, error) {
 		if err != nil {
 			return sc, fmt.Errorf("%s: %w", k, err)
 		}
-		switch strings.TrimSpace(k) {
-		case "ttft":
-			sc.TTFT = &d
-		case "tpot":
-			sc.TPOT = &d
-		case "itl":
-			sc.ITL = &d
-		case "e2e":
-			sc.E2E = &d
-		case "queue_time":
-			sc.QueueTime = &d
-		default:
-			return sc, fmt.Errorf("unknown constraint %q: allowed are ttft, tpot, itl, e2e, queue_time", k)
+		// The configuration owns the name-to-field mapping, so the flag
+		// takes every constraint the processor does.
+		if !sc.SetThreshold(strings.TrimSpace(k), d) {
+			return sc, fmt.Errorf("unknown constraint %q: allowed are %s", k, strings.Join(contract.Constraints[:], ", "))
 		}
 	}
 	return sc, nil

@@ -7,9 +7,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	llmsloprocessor "github.com/llmslo/llmslo"
 )
 
 func TestReportCommand(t *testing.T) {
@@ -55,3 +58,29 @@ func TestReportCommandErrors(t *testing.T) {
 		assert.Error(t, cmd.Execute(), "%v", args)
 	}
 }
+
+// TestParseSLO: --slo takes every contract constraint through the
+// configuration's mapping, and an unknown one is refused naming them all.
+func TestParseSLO(t *testing.T) {
+	tests := []struct {
+		spec string
+		want llmsloprocessor.SLOConfig
+		err  string
+	}{
+		{spec: "a:ttft=500ms,e2e=2s", want: llmsloprocessor.SLOConfig{Name: "a", TTFT: ptrDur(500 * time.Millisecond), E2E: ptrDur(2 * time.Second)}},
+		{spec: "b: tpot = 15ms , itl=35ms,queue_time=50ms", want: llmsloprocessor.SLOConfig{Name: "b", TPOT: ptrDur(15 * time.Millisecond),
+			ITL: ptrDur(35 * time.Millisecond), QueueTime: ptrDur(50 * time.Millisecond)}},
+		{spec: "c:speed=1s", err: `unknown constraint "speed": allowed are ttft, tpot, itl, e2e, queue_time`},
+	}
+	for _, tt := range tests {
+		got, err := parseSLO(tt.spec)
+		if tt.err != "" {
+			assert.EqualError(t, err, tt.err, tt.spec)
+			continue
+		}
+		require.NoError(t, err, tt.spec)
+		assert.Equal(t, tt.want, got, tt.spec)
+	}
+}
+
+func ptrDur(d time.Duration) *time.Duration { return &d }

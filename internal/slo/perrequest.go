@@ -28,11 +28,6 @@ type FromAttribute struct {
 // of Names; a nil entry keeps the configured threshold.
 type Sources [len(constraints)]*FromAttribute
 
-// limitRef returns a pointer to the threshold of constraint i in l.
-func limitRef(l *Limits, i int) *Threshold {
-	return [...]*Threshold{&l.TTFT, &l.TPOT, &l.ITL, &l.E2E, &l.QueueTime}[i]
-}
-
 // LimitsFor sets out to the limits of one request: each constraint with a
 // source takes the attribute's value when it holds a valid threshold
 // (preferred), else the configured one (the fallback); absent with no
@@ -52,7 +47,7 @@ func (s *SLO) LimitsFor(attrs pcommon.Map, out *Limits) derive.Reason {
 		if !ok {
 			continue
 		}
-		t := limitRef(out, i)
+		t := out.At(i) // i < len(Sources) = len(constraints)
 		r := src.check(v)
 		if r == derive.NoReason {
 			secs, _ := number(v)

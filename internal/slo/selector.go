@@ -34,6 +34,27 @@ type Selector struct {
 	// them counts each request once.
 	Levels     []string
 	Attributes []AttributeMatch
+	// InputTokens and OutputTokens, if set, bound the request's derived
+	// token counts, so one workload can have an SLO per prompt or answer
+	// size (a long prompt's prefill is slower, and a bound fit for it would
+	// hide a short prompt's misses).
+	InputTokens, OutputTokens TokenRange
+}
+
+// TokenRange is an inclusive bound on a token count. The zero TokenRange
+// bounds nothing. A set range holds only for a known count: a request
+// whose count is unknown cannot be shown to lie in it, and guessing would
+// put it in the SLO of one size or the other at random.
+type TokenRange struct {
+	Set bool
+	// Min and Max are inclusive; an open end is 0 or math.MaxInt64.
+	Min, Max int64
+}
+
+// Holds reports whether the range admits count n, known says whether the
+// request has a count at all.
+func (t TokenRange) Holds(n int64, known bool) bool {
+	return !t.Set || known && n >= t.Min && n <= t.Max
 }
 
 // Selects reports whether the request belongs to the SLO.
@@ -48,6 +69,9 @@ func (s *Selector) Selects(r *derive.Result, model string, span, resource pcommo
 		return false
 	}
 	if len(s.Levels) > 0 && !slices.Contains(s.Levels, levelOf(r)) {
+		return false
+	}
+	if !s.InputTokens.Holds(r.InputTokens, r.HasInputTokens) || !s.OutputTokens.Holds(r.OutputTokens, r.HasOutputTokens) {
 		return false
 	}
 	for _, m := range s.Attributes {

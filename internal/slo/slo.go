@@ -43,20 +43,38 @@ type Limits struct {
 // bounds. The list below is the order in which violations are reported.
 type constraint struct {
 	name, unknown string
-	limit         func(*Limits) Threshold
-	value         func(*derive.Result) derive.Value
+	// limit is the constraint's threshold in a Limits: the one place that
+	// ties a constraint to its field, which judging, per-request
+	// thresholds (perrequest.go) and the configuration (At) all go through.
+	limit func(*Limits) *Threshold
+	value func(*derive.Result) derive.Value
 	// cause is the rule that names why the constraint failed
 	// (attribution.go).
 	cause causeRule
 }
 
 var constraints = [...]constraint{
-	{TTFT, TTFT + contract.UnknownSuffix, func(l *Limits) Threshold { return l.TTFT }, func(r *derive.Result) derive.Value { return r.TTFT }, ttftMiss},
-	{TPOT, TPOT + contract.UnknownSuffix, func(l *Limits) Threshold { return l.TPOT }, func(r *derive.Result) derive.Value { return r.TPOT }, paceMiss},
-	{ITL, ITL + contract.UnknownSuffix, func(l *Limits) Threshold { return l.ITL }, func(r *derive.Result) derive.Value { return r.ITLMax }, paceMiss},
-	{E2E, E2E + contract.UnknownSuffix, func(l *Limits) Threshold { return l.E2E }, func(r *derive.Result) derive.Value { return r.E2E }, e2eMiss},
-	{QueueTime, QueueTime + contract.UnknownSuffix, func(l *Limits) Threshold { return l.QueueTime }, func(r *derive.Result) derive.Value { return r.QueueTime }, queueMiss},
+	{TTFT, TTFT + contract.UnknownSuffix, func(l *Limits) *Threshold { return &l.TTFT }, func(r *derive.Result) derive.Value { return r.TTFT }, ttftMiss},
+	{TPOT, TPOT + contract.UnknownSuffix, func(l *Limits) *Threshold { return &l.TPOT }, func(r *derive.Result) derive.Value { return r.TPOT }, paceMiss},
+	{ITL, ITL + contract.UnknownSuffix, func(l *Limits) *Threshold { return &l.ITL }, func(r *derive.Result) derive.Value { return r.ITLMax }, paceMiss},
+	{E2E, E2E + contract.UnknownSuffix, func(l *Limits) *Threshold { return &l.E2E }, func(r *derive.Result) derive.Value { return r.E2E }, e2eMiss},
+	{QueueTime, QueueTime + contract.UnknownSuffix, func(l *Limits) *Threshold { return &l.QueueTime }, func(r *derive.Result) derive.Value { return r.QueueTime }, queueMiss},
 }
+
+// The table has a row per contract constraint, and the verdict's bit sets
+// hold them all: a constraint added to the contract, or a row added here,
+// fails to compile until both agree (a negative or out-of-range constant
+// index), rather than being judged by some readers and skipped by others.
+var (
+	_ = [1]struct{}{}[len(constraints)-contract.NumConstraints]
+	_ = [1]struct{}{}[contract.NumConstraints-len(constraints)]
+	_ [8 - contract.NumConstraints]struct{} // Verdict.Unknown, Violated: uint8
+)
+
+// At returns a pointer to the threshold of constraint i (in the order of
+// Names) in l, so a caller can fill Limits in constraint order without
+// repeating the field list; i must be below contract.NumConstraints.
+func (l *Limits) At(i int) *Threshold { return constraints[i].limit(l) }
 
 // SLO is one compiled objective.
 type SLO struct {
@@ -108,7 +126,7 @@ func (s *SLO) JudgeLimits(r *derive.Result, l *Limits, v *Verdict) {
 	unknown := false
 	for i := range constraints {
 		c := &constraints[i]
-		lim := c.limit(l)
+		lim := *c.limit(l)
 		if !lim.Set {
 			continue
 		}
@@ -153,7 +171,7 @@ func Names() []string {
 func (l *Limits) Ordered() []Threshold {
 	out := make([]Threshold, len(constraints))
 	for i, c := range constraints {
-		out[i] = c.limit(l)
+		out[i] = *c.limit(l)
 	}
 	return out
 }

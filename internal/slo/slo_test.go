@@ -4,6 +4,7 @@
 package slo
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -119,9 +120,64 @@ func TestSelector(t *testing.T) {
 	}
 }
 
+// TestSelectorTokens: token bounds are inclusive at both ends, an open end
+// is unbounded, and a request whose count is unknown matches no selector
+// that bounds that count (but still any that bounds only the other).
+func TestSelectorTokens(t *testing.T) {
+	span, resource := pcommon.NewMap(), pcommon.NewMap()
+	upTo := func(n int64) TokenRange { return TokenRange{Set: true, Max: n} }
+	from := func(n int64) TokenRange { return TokenRange{Set: true, Min: n, Max: math.MaxInt64} }
+	between := func(lo, hi int64) TokenRange { return TokenRange{Set: true, Min: lo, Max: hi} }
+	known := func(in, out int64) *derive.Result {
+		return &derive.Result{InputTokens: in, HasInputTokens: true, OutputTokens: out, HasOutputTokens: true}
+	}
+	tests := []struct {
+		name string
+		sel  Selector
+		res  *derive.Result
+		want bool
+	}{
+		{"unset selects an unknown count", Selector{}, &derive.Result{}, true},
+		{"input at max", Selector{InputTokens: upTo(1024)}, known(1024, 10), true},
+		{"input above max", Selector{InputTokens: upTo(1024)}, known(1025, 10), false},
+		{"input at min", Selector{InputTokens: from(1025)}, known(1025, 10), true},
+		{"input below min", Selector{InputTokens: from(1025)}, known(1024, 10), false},
+		{"zero input at max 0", Selector{InputTokens: upTo(0)}, known(0, 10), true},
+		{"input inside both bounds", Selector{InputTokens: between(100, 200)}, known(150, 10), true},
+		{"input equal bounds", Selector{InputTokens: between(150, 150)}, known(150, 10), true},
+		{"input beside equal bounds", Selector{InputTokens: between(150, 150)}, known(151, 10), false},
+		{"unknown input, bounded", Selector{InputTokens: upTo(1024)}, &derive.Result{OutputTokens: 5, HasOutputTokens: true}, false},
+		{"unknown input, min 0", Selector{InputTokens: from(0)}, &derive.Result{}, false},
+		{"unknown input, only output bounded", Selector{OutputTokens: upTo(10)}, &derive.Result{OutputTokens: 5, HasOutputTokens: true}, true},
+		{"output at max", Selector{OutputTokens: upTo(256)}, known(10, 256), true},
+		{"output above max", Selector{OutputTokens: upTo(256)}, known(10, 257), false},
+		{"output below min", Selector{OutputTokens: from(257)}, known(10, 256), false},
+		{"unknown output, bounded", Selector{OutputTokens: from(1)}, &derive.Result{InputTokens: 5, HasInputTokens: true}, false},
+		{"both bounds hold", Selector{InputTokens: upTo(1024), OutputTokens: from(100)}, known(1000, 100), true},
+		{"input holds, output does not", Selector{InputTokens: upTo(1024), OutputTokens: from(100)}, known(1000, 99), false},
+		{"tokens and layer must both hold", Selector{Layer: "server", InputTokens: upTo(1024)}, known(10, 10), false},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, tt.sel.Selects(tt.res, "llama", span, resource), tt.name)
+	}
+}
+
 // TestConstraintOrder: the judge's table is in the contract's order, which
 // violations, the connector's violation words and the report's verdict bits
 // follow.
 func TestConstraintOrder(t *testing.T) {
 	assert.Equal(t, contract.Constraints[:], Names())
+}
+
+// TestLimitsAt: At reaches each constraint's own field, in the order of
+// Names, so per-request thresholds and the configuration land where the
+// judge reads them.
+func TestLimitsAt(t *testing.T) {
+	want := Limits{TTFT: lim(1), TPOT: lim(2), ITL: lim(3), E2E: lim(4), QueueTime: lim(5)}
+	var got Limits
+	for i := range contract.NumConstraints {
+		*got.At(i) = lim(float64(i + 1))
+	}
+	assert.Equal(t, want, got)
+	assert.Equal(t, []Threshold{lim(1), lim(2), lim(3), lim(4), lim(5)}, got.Ordered())
 }
