@@ -48,7 +48,7 @@ test-unit: ## Fast inner loop: vet and every unit, golden and fuzz-seed test und
 
 .PHONY: test
 test: test-unit test-sloth dist validate ## Everything: unit tests, Sloth equivalence, the built distribution, its configs, end to end
-	$(GO) test -tags e2e -race -count=1 -v ./e2e/...
+	$(GO) test -tags e2e -race -count=1 -timeout 45m -v ./e2e/...
 
 .PHONY: test-sloth
 test-sloth: ## Run Sloth's own generator on `llmslo rules --format sloth` and compare with `llmslo rules` (module slothcompat/)
