@@ -72,6 +72,7 @@ type llmSLOConnector struct {
 	lastFlush atomic.Int64
 	flushMu   sync.Mutex        // one flush at a time
 	merged    *aggregate.Sketch // flush scratch; guarded by flushMu
+	live      []liveEntry       // flush scratch; guarded by flushMu
 
 	scratch sync.Pool // of *scratch
 
