@@ -406,7 +406,13 @@ func TestSteadyStateAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
-	c := newTestConnector(t, caseConfig(t, "exponential"), consumertest.NewNop())
+	for _, tc := range []string{"exponential", "input_classes"} {
+		t.Run(tc, func(t *testing.T) { testSteadyStateAllocations(t, tc) })
+	}
+}
+
+func testSteadyStateAllocations(t *testing.T, tc string) {
+	c := newTestConnector(t, caseConfig(t, tc), consumertest.NewNop())
 	in := readInput(t)
 	require.NoError(t, c.ConsumeTraces(context.Background(), in))
 	td := batch(1000, func(s ptrace.SpanSlice, i int) {

@@ -98,6 +98,15 @@ type Config struct {
 	// The default, 100, admits sampling at 1% and above.
 	MaxAdjustedCount float64 `mapstructure:"max_adjusted_count"`
 
+	// InputTokenClasses are inclusive upper bounds of input tokens
+	// (strictly increasing, at most 16), such as [1024, 4096, 16384]: every
+	// series is split by llm.input_class, le_1024, le_4096, le_16384,
+	// gt_16384 or unknown (no input token count), so the latency of long
+	// prompts is not averaged with short ones. Empty (the default): off.
+	// Each class is a dimension set of its own: up to len + 2 times the
+	// series, within aggregation_cardinality_limit.
+	InputTokenClasses []int64 `mapstructure:"input_token_classes"`
+
 	// Exemplars attach, to each latency histogram point and the
 	// violated-requests counter, the slowest requests of the flush interval.
 	Exemplars ExemplarsConfig `mapstructure:"exemplars"`
@@ -198,6 +207,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	errs = append(errs, validatePercentiles(c.Percentiles)...)
+	errs = append(errs, validateInputTokenClasses(c.InputTokenClasses)...)
 	errs = append(errs, c.validateMetricNames()...)
 	if c.Window < windowSlots*time.Millisecond {
 		errs = append(errs, fmt.Errorf("window: %v must be a duration of at least %v, such as 1m", c.Window, windowSlots*time.Millisecond))
@@ -236,6 +246,8 @@ func (c *Config) validateDimensions() []error {
 			errs = append(errs, fmt.Errorf("dimensions[%d].name: must not be empty", i))
 		case slices.Contains(builtinDimensions, d.Name) || d.Name == c.prefixOrDefault()+contract.SuffixLayer:
 			errs = append(errs, fmt.Errorf("dimensions[%d].name: %q is a default dimension already", i, d.Name))
+		case d.Name == attrInputClass && len(c.InputTokenClasses) > 0:
+			errs = append(errs, fmt.Errorf("dimensions[%d].name: %q is input_token_classes' label already", i, d.Name))
 		case seen[d.Name]:
 			errs = append(errs, fmt.Errorf("dimensions[%d].name: %q is listed twice", i, d.Name))
 		}

@@ -57,6 +57,8 @@ type llmSLOConnector struct {
 	otherLens keyLengths
 	// names are the metric names of the configured convention version.
 	names *metricNames
+	// classes are input_token_classes; nil when off.
+	classes *inputClasses
 
 	maxSize  int32
 	bounds   *[numHistKinds][]float64 // nil: exponential histograms
@@ -72,6 +74,7 @@ type llmSLOConnector struct {
 	lastFlush atomic.Int64
 	flushMu   sync.Mutex        // one flush at a time
 	merged    *aggregate.Sketch // flush scratch; guarded by flushMu
+	live      []liveEntry       // flush scratch; guarded by flushMu
 
 	scratch sync.Pool // of *scratch
 
@@ -126,6 +129,7 @@ func newConnector(set component.TelemetrySettings, cfg *Config, next consumer.Me
 		c.otherLens |= lengthsOf(d.Name)
 	}
 	c.names = namesFor(cfg.MetricNames)
+	c.classes = newInputClasses(cfg.InputTokenClasses)
 	c.setHistograms()
 	if !cfg.CollectorInstanceID {
 		c.instance = ""

@@ -78,7 +78,7 @@ var update = flag.Bool("update", false, "rewrite testdata/traces/*/output.yaml")
 // layout: one input, testdata/traces/traces.yaml, and per case a directory
 // with config.yaml and the expected output.yaml.
 func TestConnectorWithTraces(t *testing.T) {
-	for _, tc := range []string{"exponential", "explicit", "delta", "cardinality_limit", "dimensions", "exemplars", "exemplars_explicit"} {
+	for _, tc := range []string{"exponential", "explicit", "delta", "cardinality_limit", "dimensions", "exemplars", "exemplars_explicit", "input_classes"} {
 		t.Run(tc, func(t *testing.T) {
 			sink := new(consumertest.MetricsSink)
 			c := newTestConnector(t, caseConfig(t, tc), sink)
@@ -336,7 +336,7 @@ func BenchmarkConnectorWithTraces(b *testing.B) {
 			appendRequest(s, &r)
 		}),
 	}
-	for _, tc := range []string{"exponential", "explicit", "metric_names_next"} {
+	for _, tc := range []string{"exponential", "explicit", "metric_names_next", "input_classes"} {
 		for name, td := range inputs {
 			b.Run(tc+"/"+name, func(b *testing.B) {
 				c := newTestConnector(b, caseConfig(b, tc), consumertest.NewNop())

@@ -5,7 +5,9 @@ package llmsloconnector
 
 import (
 	"context"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -35,25 +37,48 @@ func (c *llmSLOConnector) collect(now time.Time) pmetric.Metrics {
 	defer c.lastFlush.Store(now.UnixNano())
 	b := newBuilder(c.cfg.AggregationTemporality == temporalityDelta)
 	ts := pcommon.NewTimestampFromTime(now)
-	for i := range c.shards {
-		c.collectShard(&c.shards[i], b, ts, now)
+	live := c.liveSeries(now)
+	for i := range live {
+		e := &live[i]
+		e.sh.mu.Lock()
+		c.emit(b, e.s, ts, now)
+		e.sh.mu.Unlock()
 	}
+	clear(live) // drop the references until the next flush
+	c.live = live[:0]
 	c.limits.eachOverflow(func(s *series) { c.emit(b, s, ts, now) })
 	return b.md
 }
 
-// collectShard emits the series of sh, dropping the expired ones.
-func (c *llmSLOConnector) collectShard(sh *shard, b *builder, ts pcommon.Timestamp, now time.Time) {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	for key, s := range sh.series {
-		if exp := c.cfg.SeriesExpiration; exp > 0 && now.Sub(s.lastSeen) > exp {
-			delete(sh.series, key)
-			c.limits.release(s.layer)
-			continue
+// liveEntry is a series to emit, with its key and shard.
+type liveEntry struct {
+	key string
+	s   *series
+	sh  *shard
+}
+
+// liveSeries drops the expired series and returns the others sorted by key.
+// Map order and the shards' random hash seed would otherwise order the
+// output differently on every run, which made the golden files' -update
+// rewrite them needlessly. Only a flush removes series, and one flush runs
+// at a time, so every entry is still live when it is emitted.
+func (c *llmSLOConnector) liveSeries(now time.Time) []liveEntry {
+	live := c.live[:0]
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.mu.Lock()
+		for key, s := range sh.series {
+			if exp := c.cfg.SeriesExpiration; exp > 0 && now.Sub(s.lastSeen) > exp {
+				delete(sh.series, key)
+				c.limits.release(s.layer)
+				continue
+			}
+			live = append(live, liveEntry{key, s, sh})
 		}
-		c.emit(b, s, ts, now)
+		sh.mu.Unlock()
 	}
+	slices.SortFunc(live, func(a, b liveEntry) int { return strings.Compare(a.key, b.key) })
+	return live
 }
 
 // emit writes one series' points, then resets it for delta temporality.

@@ -138,6 +138,7 @@ const (
 	attrTokenType         = catalog.AttrTokenType
 	attrOverflow          = catalog.AttrOverflow
 	attrCollectorInstance = catalog.AttrCollectorInstance
+	attrInputClass        = catalog.AttrInputClass
 )
 
 // metricDef is the name, unit and description of one metric.

@@ -39,6 +39,9 @@ type obsScalars struct {
 	// rejected counts values kept out of the histograms; ignored counts
 	// verdicts under SLO names the processors do not judge.
 	rejected, ignored int
+	// inputClass is the span's index in the connector's inputClasses,
+	// when those are on.
+	inputClass uint8
 }
 
 type sloObservation struct {
@@ -63,7 +66,7 @@ func (o *observation) reset() {
 // failed keeps only what a failed span contributes: its layer and its
 // verdicts (latency distributions describe successful requests).
 func (o *observation) failed() {
-	o.obsScalars = obsScalars{layer: o.layer, rejected: o.rejected, ignored: o.ignored, adjusted: o.adjusted, ref: o.ref}
+	o.obsScalars = obsScalars{layer: o.layer, rejected: o.rejected, ignored: o.ignored, adjusted: o.adjusted, ref: o.ref, inputClass: o.inputClass}
 	o.gaps, o.weights = o.gaps[:0], o.weights[:0]
 }
 

@@ -60,6 +60,9 @@ func (c *llmSLOConnector) observe(span ptrace.Span, sc *scratch) bool {
 		return false
 	}
 	o.resolveSLOs(c.src.names)
+	if c.classes != nil { // before failed() forgets the token counts
+		o.inputClass = c.classes.of(o.values[histInputTokens], o.has[histInputTokens])
+	}
 	// Latency distributions describe successful requests (as vLLM's
 	// statistics and the conventions' TTFT/TPOT metrics do); a failed span
 	// adds only its duration, which the conventions record for failures too.
@@ -123,6 +126,13 @@ func (c *llmSLOConnector) seriesKey(sc *scratch) (key []byte, dims []dimValue, r
 			v, ok = *d.Default, true
 		}
 		add(d.Name, v, ok)
+	}
+	if c.classes != nil {
+		// The connector's own names: nothing to repair, and a short
+		// attribute_value_length_limit must not merge two classes.
+		name := c.classes.names[sc.obs.inputClass]
+		key = append(append(append(key, 1), name...), 0)
+		dims = append(dims, dimValue{attrInputClass, name})
 	}
 	// The resource's values were repaired when it was read: count its
 	// repairs for this span, as if repaired here.

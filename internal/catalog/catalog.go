@@ -118,4 +118,8 @@ const (
 	AttrQuantile          = "quantile"
 	AttrTokenType         = string(semconv.GenAITokenTypeKey)
 	AttrOverflow          = "otel.metric.overflow"
+	// AttrInputClass is the span's input-token class (le_<bound>,
+	// gt_<last bound> or unknown), only with the connector's
+	// input_token_classes set.
+	AttrInputClass = "llm.input_class"
 )
