@@ -14,14 +14,18 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/llmslo/llmslo/internal/catalog"
 	"github.com/llmslo/llmslo/internal/loadgen"
 	"github.com/llmslo/llmslo/internal/otlpio"
 )
 
 // attributionCollector judges one TTFT objective with trace assembly on, so
-// a client span is joined to its engine span, and sends the spans back.
+// a client span is joined to its engine span, and sends the spans and the
+// connector's metrics back.
 const attributionCollector = `
 receivers:
   otlp:
@@ -36,6 +40,9 @@ processors:
     slos:
       - name: interactive
         ttft: 500ms
+connectors:
+  llm_slo:
+    metrics_flush_interval: 1s
 exporters:
   otlp_http:
     endpoint: http://%s
@@ -45,6 +52,9 @@ service:
     traces:
       receivers: [otlp]
       processors: [llm_slo]
+      exporters: [otlp_http, llm_slo]
+    metrics:
+      receivers: [llm_slo]
       exporters: [otlp_http]
   telemetry:
     metrics:
@@ -64,7 +74,9 @@ type attributionCase struct {
 // (a queue surge, long prompts, a network delay between client and engine)
 // through the built collector; the TTFT misses the processor attributes to
 // the injected cause (llm.slo.interactive.causes) are compared with the
-// generator's truth: which misses the incident made.
+// generator's truth: which misses the incident made; and the connector's
+// llm.slo.violations by llm.slo.cause over the run count the same misses
+// by the same causes.
 func TestAttributionEndToEnd(t *testing.T) {
 	recv, err := otlpio.NewReceiver("127.0.0.1:0")
 	require.NoError(t, err)
@@ -80,6 +92,7 @@ func TestAttributionEndToEnd(t *testing.T) {
 			inc: loadgen.Incident{Kind: loadgen.IncidentNetwork, Delay: time.Second}},
 	}
 	sent := 0
+	before := map[string]map[string]int{} // the misses by cause of the earlier cases, by layer
 	for i, c := range cases {
 		t.Run(string(c.kind), func(t *testing.T) {
 			inc := c.inc
@@ -93,7 +106,10 @@ func TestAttributionEndToEnd(t *testing.T) {
 			require.NoError(t, err)
 			sent += len(truths)
 			require.NoError(t, recv.WaitSpans(ctx, sent))
-			checkAttribution(t, c, truths, spansByID(recv))
+			spans := spansByID(recv)
+			got := checkAttribution(t, c, truths, spans)
+			checkCounters(ctx, t, recv, c.layer, addCounts(before[c.layer], got))
+			before[c.layer] = addCounts(before[c.layer], got)
 		})
 	}
 }
@@ -110,8 +126,8 @@ func spansByID(recv *otlpio.Receiver) map[string]ptrace.Span {
 // checkAttribution checks, over the case's layer, each TTFT miss's cause
 // against the generator's truth (the largest of the parts the span shows:
 // truthCause), and that the injected cause takes most misses at a load
-// that queues little of itself.
-func checkAttribution(t *testing.T, c attributionCase, truths []loadgen.Truth, spans map[string]ptrace.Span) {
+// that queues little of itself. It returns the misses by cause.
+func checkAttribution(t *testing.T, c attributionCase, truths []loadgen.Truth, spans map[string]ptrace.Span) map[string]int {
 	cause := c.kind.Cause()
 	var misses, attributed, agree, truthMisses, truthCaused int
 	got := map[string]int{}
@@ -149,6 +165,81 @@ func checkAttribution(t *testing.T, c attributionCase, truths []loadgen.Truth, s
 	assert.Equal(t, misses, agree, "every miss put on the truth's largest part")
 	assert.InDelta(t, truthShare, share, 1e-9, "share of misses put on %s", cause)
 	assert.GreaterOrEqual(t, share, 0.9, "most misses of a %s incident are put on it", c.kind)
+	return got
+}
+
+// addCounts is a + b, a new map.
+func addCounts(a, b map[string]int) map[string]int {
+	out := map[string]int{}
+	for k, v := range a {
+		out[k] += v
+	}
+	for k, v := range b {
+		out[k] += v
+	}
+	return out
+}
+
+// checkCounters waits for the connector's cumulative TTFT violations of
+// the layer, by cause, to reach want (every miss of the run so far on the
+// layer), and checks they are exactly want.
+func checkCounters(ctx context.Context, t *testing.T, recv *otlpio.Receiver, layer string, want map[string]int) {
+	var got map[string]int
+	for {
+		got = ttftViolationsByCause(recv, layer)
+		if fmt.Sprint(got) == fmt.Sprint(want) || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("connector, llm.layer=%s: llm.slo.violations{llm.slo.constraint=ttft} by llm.slo.cause %v", layer, got)
+	assert.Equal(t, want, got, "the connector counts the processor's misses by their causes")
+}
+
+// ttftViolationsByCause sums, over the series of the layer, the latest
+// cumulative llm.slo.violations of SLO interactive's TTFT, by cause.
+func ttftViolationsByCause(recv *otlpio.Receiver, layer string) map[string]int {
+	latest := map[string]pmetric.NumberDataPoint{} // by series
+	for _, md := range recv.Metrics() {
+		for _, rm := range md.ResourceMetrics().All() {
+			for _, sm := range rm.ScopeMetrics().All() {
+				for _, m := range sm.Metrics().All() {
+					if m.Name() != catalog.SLOViolations.Name || m.Type() != pmetric.MetricTypeSum {
+						continue
+					}
+					for _, dp := range m.Sum().DataPoints().All() {
+						a := dp.Attributes()
+						if str(a, catalog.AttrSLOName) != "interactive" || str(a, catalog.AttrSLOConstraint) != "ttft" ||
+							str(a, "llm.layer") != layer {
+							continue
+						}
+						key := fmt.Sprint(a.AsRaw())
+						if prev, ok := latest[key]; !ok || dp.Timestamp() >= prev.Timestamp() {
+							latest[key] = dp
+						}
+					}
+				}
+			}
+		}
+	}
+	out := map[string]int{}
+	for _, dp := range latest {
+		n := dp.IntValue()
+		if dp.ValueType() == pmetric.NumberDataPointValueTypeDouble { // sampling-adjusted
+			n = int64(dp.DoubleValue())
+		}
+		out[str(dp.Attributes(), catalog.AttrSLOCause)] += int(n)
+	}
+	return out
+}
+
+// str is the attribute's string value, "" when absent.
+func str(a pcommon.Map, key string) string {
+	v, ok := a.Get(key)
+	if !ok {
+		return ""
+	}
+	return v.Str()
 }
 
 // truthCause is the attribution rule applied to the generator's parts:
