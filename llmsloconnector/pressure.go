@@ -30,12 +30,15 @@ type PressureConfig struct {
 }
 
 // PressureSLO is one SLO's thresholds: only the constraints the connector
-// has a window for (ttft, tpot, e2e) can be given.
+// has a window of (ttft, tpot, e2e) can be given. ITL and QueueTime are
+// read only to be refused with the reason, rather than as unknown keys.
 type PressureSLO struct {
-	Name string        `mapstructure:"name"`
-	TTFT time.Duration `mapstructure:"ttft"`
-	TPOT time.Duration `mapstructure:"tpot"`
-	E2E  time.Duration `mapstructure:"e2e"`
+	Name      string        `mapstructure:"name"`
+	TTFT      time.Duration `mapstructure:"ttft"`
+	TPOT      time.Duration `mapstructure:"tpot"`
+	E2E       time.Duration `mapstructure:"e2e"`
+	ITL       time.Duration `mapstructure:"itl"`
+	QueueTime time.Duration `mapstructure:"queue_time"`
 
 	_ struct{}
 }
@@ -102,6 +105,12 @@ func (c *Config) validatePressure() []error {
 			case d > 0:
 				set++
 			}
+		}
+		if s.ITL != 0 {
+			errs = append(errs, fmt.Errorf("%s.%s: not supported: the itl window holds every gap, the processor's itl constraint bounds each request's largest", field, contract.ConstraintITL))
+		}
+		if s.QueueTime != 0 {
+			errs = append(errs, fmt.Errorf("%s.%s: not supported: the connector keeps no window of queue time", field, contract.ConstraintQueueTime))
 		}
 		if set == 0 {
 			errs = append(errs, fmt.Errorf("%s: give at least one threshold of %s", field, strings.Join(pressureConstraints(), ", ")))

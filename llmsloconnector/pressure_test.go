@@ -40,6 +40,11 @@ func TestValidatePressure(t *testing.T) {
 		{name: "negative", quantile: 0.9, slos: []PressureSLO{slo("a", -time.Second, 0, 0)},
 			err: "pressure.slos[0].ttft: -1s must be a positive duration, such as 500ms\n" +
 				"pressure.slos[0]: give at least one threshold of ttft, tpot, e2e"},
+		{name: "itl", quantile: 0.9, slos: []PressureSLO{{Name: "a", TTFT: time.Second, ITL: time.Second}},
+			err: "pressure.slos[0].itl: not supported: the itl window holds every gap, the processor's itl constraint bounds each request's largest"},
+		{name: "queue_time", quantile: 0.9, slos: []PressureSLO{{Name: "a", QueueTime: time.Second}},
+			err: "pressure.slos[0].queue_time: not supported: the connector keeps no window of queue time\n" +
+				"pressure.slos[0]: give at least one threshold of ttft, tpot, e2e"},
 		{name: "no threshold", quantile: 0.9, slos: []PressureSLO{slo("a", 0, 0, 0), slo("b", 0, 0, -time.Millisecond)},
 			err: "pressure.slos[0]: give at least one threshold of ttft, tpot, e2e\n" +
 				"pressure.slos[1].e2e: -1ms must be a positive duration, such as 500ms\n" +
