@@ -60,7 +60,7 @@ var windowConstraint = [numWindowKinds]string{
 	windowE2E:  contract.ConstraintE2E,
 }
 
-// pressureFields are a PressureSLO's thresholds, by windowKind.
+// thresholds are a PressureSLO's thresholds, by windowKind.
 func (p *PressureSLO) thresholds() [numWindowKinds]time.Duration {
 	return [numWindowKinds]time.Duration{windowTTFT: p.TTFT, windowTPOT: p.TPOT, windowE2E: p.E2E}
 }
