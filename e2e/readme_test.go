@@ -122,10 +122,14 @@ processors:
 connectors:
   llm_slo:
     metrics_flush_interval: 1s
+    pressure:
+      slos: [{name: interactive, ttft: 500ms, tpot: 15ms, e2e: 2s}]
   llm_slo/classic:
     metrics_flush_interval: 1s
     histogram:
       explicit: {}
+    pressure:
+      slos: [{name: interactive, ttft: 500ms, tpot: 15ms, e2e: 2s}]
 exporters:
   prometheus:
     endpoint: %s

@@ -111,6 +111,11 @@ type Config struct {
 	// violated-requests counter, the slowest requests of the flush interval.
 	Exemplars ExemplarsConfig `mapstructure:"exemplars"`
 
+	// Pressure emits llm.slo.pressure, the window's quantile of a
+	// constraint's latency over the SLO's threshold, for the SLOs listed
+	// (none by default: off).
+	Pressure PressureConfig `mapstructure:"pressure"`
+
 	_ struct{}
 }
 
@@ -209,6 +214,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, validatePercentiles(c.Percentiles)...)
 	errs = append(errs, validateInputTokenClasses(c.InputTokenClasses)...)
 	errs = append(errs, c.validateMetricNames()...)
+	errs = append(errs, c.validatePressure()...)
 	if c.Window < windowSlots*time.Millisecond {
 		errs = append(errs, fmt.Errorf("window: %v must be a duration of at least %v, such as 1m", c.Window, windowSlots*time.Millisecond))
 	}
@@ -325,6 +331,7 @@ func createDefaultConfig() component.Config {
 		SamplingAdjustedCounts:      true,
 		MaxAdjustedCount:            defaultMaxAdjustedCount,
 		Exemplars:                   ExemplarsConfig{MaxPerDataPoint: defaultExemplars},
+		Pressure:                    PressureConfig{Quantile: defaultPressureQuantile},
 	}
 }
 

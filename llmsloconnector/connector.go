@@ -74,7 +74,9 @@ type llmSLOConnector struct {
 	lastFlush atomic.Int64
 	flushMu   sync.Mutex        // one flush at a time
 	merged    *aggregate.Sketch // flush scratch; guarded by flushMu
-	live      []liveEntry       // flush scratch; guarded by flushMu
+	// pressure are the pressure SLOs' thresholds by name; nil: off.
+	pressure map[string]*pressureSpec
+	live     []liveEntry // flush scratch; guarded by flushMu
 
 	scratch sync.Pool // of *scratch
 
@@ -129,6 +131,7 @@ func newConnector(set component.TelemetrySettings, cfg *Config, next consumer.Me
 		c.otherLens |= lengthsOf(d.Name)
 	}
 	c.names = namesFor(cfg.MetricNames)
+	c.pressure = pressureSpecs(&cfg.Pressure)
 	c.classes = newInputClasses(cfg.InputTokenClasses)
 	c.setHistograms()
 	if !cfg.CollectorInstanceID {

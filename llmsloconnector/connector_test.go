@@ -78,7 +78,7 @@ var update = flag.Bool("update", false, "rewrite testdata/traces/*/output.yaml")
 // layout: one input, testdata/traces/traces.yaml, and per case a directory
 // with config.yaml and the expected output.yaml.
 func TestConnectorWithTraces(t *testing.T) {
-	for _, tc := range []string{"exponential", "explicit", "delta", "cardinality_limit", "dimensions", "exemplars", "exemplars_explicit", "input_classes"} {
+	for _, tc := range []string{"exponential", "explicit", "delta", "cardinality_limit", "dimensions", "exemplars", "exemplars_explicit", "input_classes", "pressure"} {
 		t.Run(tc, func(t *testing.T) {
 			sink := new(consumertest.MetricsSink)
 			c := newTestConnector(t, caseConfig(t, tc), sink)

@@ -139,6 +139,8 @@ func sloRows() []metricRow {
 		rows = append(rows, metricRow{c.value, "both", c.def.name, "counter", c.def.unit})
 	}
 	rows = append(rows, metricRow{"goodput over the window", "both", metricSLOGoodput.name, "gauge", metricSLOGoodput.unit})
+	rows = append(rows, metricRow{"pressure: the window's `pressure.quantile` of a constraint's latency / the SLO's threshold (`" + attrSLOConstraint + "`: " +
+		strings.Join(pressureConstraints(), ", ") + "; only with `pressure.slos`)", "both", metricSLOPressure.name, "gauge", metricSLOPressure.unit})
 	for w := range numWindowKinds {
 		rows = append(rows, metricRow{windowValues[w] + " P50/P90/P99 over the window (`" + attrQuantile + "` = 0.5, 0.9, 0.99)", "both", windowNames[w], "gauge", "s"})
 	}

@@ -53,6 +53,8 @@ var (
 	SLOTokensMet  = Metric{"llm.slo.output_tokens.met", UnitTokens, Counter}
 	SLOViolations = Metric{"llm.slo.violations", UnitViolation, Counter} // with AttrSLOConstraint, and AttrSLOCause for a latency constraint whose cause the span named
 	SLOGoodput    = Metric{"llm.slo.goodput", UnitRatio, Gauge}
+	// SLOPressure is a window quantile over a threshold, with AttrSLOConstraint.
+	SLOPressure = Metric{"llm.slo.pressure", UnitRatio, Gauge}
 )
 
 // Layer indexes, in the order of Layers.

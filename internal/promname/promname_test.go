@@ -24,6 +24,7 @@ func TestNames(t *testing.T) {
 		catalog.SLOTokensMet:  "llm_slo_output_tokens_met_total",
 		catalog.SLOViolations: "llm_slo_violations_total",
 		catalog.SLOGoodput:    "llm_slo_goodput_ratio",
+		catalog.SLOPressure:   "llm_slo_pressure_ratio",
 	} {
 		assert.Equal(t, want, Metric(m))
 	}
