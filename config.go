@@ -25,23 +25,23 @@ import (
 	"github.com/llmslo/llmslo/internal/slo"
 )
 
-// The values of parts.
+// The values of parts (Config.Parts).
 const (
-	partsAuto   = "auto"
-	partsAlways = "always"
-	partsNever  = "never"
+	PartsAuto   = "auto"
+	PartsAlways = "always"
+	PartsNever  = "never"
 )
 
-var partsModes = []string{partsAuto, partsAlways, partsNever}
+var partsModes = []string{PartsAuto, PartsAlways, PartsNever}
 
 // writesParts reports whether the parts are written on the spans: in auto,
 // when some SLO bounds TTFT or E2E, whose causes the parts name, so a
 // pipeline whose SLOs never read a part pays nothing for them.
 func (c *Config) writesParts() bool {
 	switch c.Parts {
-	case partsAlways:
+	case PartsAlways:
 		return true
-	case partsNever:
+	case PartsNever:
 		return false
 	}
 	return c.readsParts()
@@ -569,7 +569,7 @@ func (s *SelectorConfig) validate(field string, presets, enabled []string) []err
 func createDefaultConfig() component.Config {
 	return &Config{
 		AttributePrefix: contract.DefaultPrefix,
-		Parts:           partsAuto,
+		Parts:           PartsAuto,
 		TraceAssembly: TraceAssemblyConfig{
 			Wait:             6 * time.Second,
 			MaxTraces:        10_000,

@@ -30,12 +30,12 @@ func TestPartsModes(t *testing.T) {
 		slos        []SLOConfig
 		want        map[string]int // spans carrying each part, summed over both inputs (as their goldens)
 	}{
-		{"auto_ttft", partsAuto, ttftSLO, map[string]int{"prefill_time": 1, "decode_time": 1, "kv_transfer_time": 1}},
-		{"auto_e2e_from", partsAuto, e2eFromSLO, map[string]int{"prefill_time": 1, "decode_time": 1, "kv_transfer_time": 1}},
-		{"auto_tpot_only", partsAuto, tpotSLO, map[string]int{}},
-		{"auto_no_slo", partsAuto, nil, map[string]int{}},
-		{"always_no_slo", partsAlways, nil, map[string]int{"prefill_time": 1, "decode_time": 1, "kv_transfer_time": 1}},
-		{"never_ttft", partsNever, ttftSLO, map[string]int{}},
+		{"auto_ttft", PartsAuto, ttftSLO, map[string]int{"prefill_time": 1, "decode_time": 1, "kv_transfer_time": 1}},
+		{"auto_e2e_from", PartsAuto, e2eFromSLO, map[string]int{"prefill_time": 1, "decode_time": 1, "kv_transfer_time": 1}},
+		{"auto_tpot_only", PartsAuto, tpotSLO, map[string]int{}},
+		{"auto_no_slo", PartsAuto, nil, map[string]int{}},
+		{"always_no_slo", PartsAlways, nil, map[string]int{"prefill_time": 1, "decode_time": 1, "kv_transfer_time": 1}},
+		{"never_ttft", PartsNever, ttftSLO, map[string]int{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

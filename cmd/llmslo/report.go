@@ -84,6 +84,11 @@ func runReport(cmd *cobra.Command, args []string, f *reportFlags) error {
 		}
 		cfg.SLOs = append(cfg.SLOs, sc)
 	}
+	if cfg.Parts == llmsloprocessor.PartsAuto {
+		// The slowest misses show their parts whichever SLOs read them;
+		// the report pays nothing per span a collector would.
+		cfg.Parts = llmsloprocessor.PartsAlways
+	}
 	if err := cfg.Validate(); err != nil {
 		return err
 	}

@@ -13,7 +13,8 @@ import (
 )
 
 // recordSize is the bytes kept per request: the record, one uint16 verdict
-// per SLO, and a stream record for requests with chunk timing.
+// and one uint16 of causes per SLO, and a stream record for requests with
+// chunk timing.
 const recordSize = int(unsafe.Sizeof(record{}))
 
 func rfc3339(ns int64) string {
@@ -27,7 +28,7 @@ func (e *Engine) build(inputs []string) *Report {
 		Schema: schema.SchemaVersion, Inputs: inputs, Processor: e.opts.ProcessorID, GroupBy: e.opts.By,
 		MaxGroups: e.opts.MaxGroups, OverflowRequests: e.overflowed,
 		Spans: e.spans.Load(), Requests: int64(len(e.recs)), Failed: e.failed,
-		Duration: schema.NaN(), SLOs: []schema.SLOReport{}, Sweep: []schema.SweepCurve{}, Timeline: []schema.Timeline{},
+		Duration: schema.NaN(), SLOs: []schema.SLOReport{}, Attribution: []schema.Attribution{}, Sweep: []schema.SweepCurve{}, Timeline: []schema.Timeline{},
 	}
 	if r.Inputs == nil {
 		r.Inputs = []string{}
@@ -39,6 +40,7 @@ func (e *Engine) build(inputs []string) *Report {
 	order := e.groupOrder()
 	for i := range e.slos {
 		r.SLOs = append(r.SLOs, e.sloReport(i, order, float64(r.Duration)))
+		r.Attribution = append(r.Attribution, e.attribution(i, order))
 		r.Sweep = append(r.Sweep, e.sweep(i, order)...)
 		r.Timeline = append(r.Timeline, e.timeline(i))
 	}

@@ -120,6 +120,7 @@ type Engine struct {
 
 	recs     []record
 	verdicts []uint16 // len(slos) per record
+	causes   []uint16 // len(slos) per record (attribution.go)
 	streams  []streamRec
 	groups   []schema.Group
 	groupIx  map[string]uint32
@@ -137,6 +138,7 @@ type Engine struct {
 	// (contentZ), and the choices-chunk gaps of the latter (choicesZ).
 	plain, contentZ, choicesZ *pool
 	slowest                   [numMetrics]topK
+	misses                    []topK // per SLO, by E2E
 
 	scratch struct {
 		evTimes []int64
@@ -234,6 +236,7 @@ func NewEngine(ctx context.Context, opts Options) (*Engine, error) {
 	for _, s := range proc.SLOs {
 		e.sloIx[s.Name] = len(e.slos)
 		e.slos = append(e.slos, sloDef{name: s.Name, limits: s.Limits.Ordered(), excludeUnknown: s.ExcludeUnknown})
+		e.misses = append(e.misses, topK{k: opts.Top})
 	}
 	e.presetEvents(proc.Events)
 	next, err := consumer.NewTraces(e.consume)
@@ -302,6 +305,10 @@ type spanView struct {
 	gaps                 pcommon.Slice
 	weights              pcommon.Slice
 	hasGaps, hasWeights  bool
+	// parts of the request's latency; serverQueue is the engine's queue
+	// on a client span joined to its engine span.
+	parts       parts
+	serverQueue float64
 }
 
 func (e *Engine) add(span ptrace.Span, res pcommon.Map) {
@@ -324,14 +331,19 @@ func (e *Engine) add(span ptrace.Span, res pcommon.Map) {
 	if r.failed {
 		e.failed++
 	}
-	v := spanView{source: src.Str()}
+	v := spanView{source: src.Str(), parts: unknownParts(), serverQueue: math.NaN()}
 	base := len(e.verdicts)
 	for range e.slos {
 		e.verdicts = append(e.verdicts, 0)
+		e.causes = append(e.causes, 0)
 	}
-	e.readAttrs(attrs, &r, &v, e.verdicts[base:])
+	e.readAttrs(attrs, &r, &v, e.verdicts[base:], e.causes[base:])
 	r.group = e.groupOf(attrs, res, &v)
 	e.recs = append(e.recs, r)
+	if math.IsNaN(v.parts[partQueue]) {
+		v.parts[partQueue] = v.serverQueue
+	}
+	e.addMisses(idx, span, &v.parts)
 	e.slowest[mTTFT].add(r.ttft, span, idx)
 	e.slowest[mTPOT].add(r.tpot, span, idx)
 	e.slowest[mITL].add(r.itlMax, span, idx)
@@ -346,9 +358,9 @@ func (e *Engine) add(span ptrace.Span, res pcommon.Map) {
 }
 
 // readAttrs reads what the processor wrote on the span in one pass over its
-// attributes: the values into r, the rest into v, the SLO verdicts into
-// verdicts (one per SLO).
-func (e *Engine) readAttrs(attrs pcommon.Map, r *record, v *spanView, verdicts []uint16) {
+// attributes: the values into r, the rest into v, the SLO verdicts and
+// causes into verdicts and causes (one per SLO).
+func (e *Engine) readAttrs(attrs pcommon.Map, r *record, v *spanView, verdicts, causes []uint16) {
 	prefix := e.keys.Prefix
 	attrs.Range(func(k string, val pcommon.Value) bool {
 		rest, found := strings.CutPrefix(k, prefix)
@@ -366,6 +378,17 @@ func (e *Engine) readAttrs(attrs pcommon.Map, r *record, v *spanView, verdicts [
 			r.itlMax = seconds(val)
 		case contract.SuffixQueueTime:
 			r.queue = seconds(val)
+			v.parts[partQueue] = r.queue
+		case contract.SuffixServerQueueTime:
+			v.serverQueue = seconds(val)
+		case contract.SuffixPrefillTime:
+			v.parts[partPrefill] = seconds(val)
+		case contract.SuffixKVTransferTime:
+			v.parts[partKVTransfer] = seconds(val)
+		case contract.SuffixNetworkTime:
+			v.parts[partNetwork] = seconds(val)
+		case contract.SuffixDecodeTime:
+			v.parts[partDecode] = seconds(val)
 		case contract.SuffixOutputTokens:
 			if val.Type() == pcommon.ValueTypeInt && val.Int() >= 0 && val.Int() <= math.MaxInt32 {
 				r.outTokens = int32(val.Int())
@@ -386,6 +409,10 @@ func (e *Engine) readAttrs(attrs pcommon.Map, r *record, v *spanView, verdicts [
 			if name, met, ok := e.keys.ParseSLOKey(k); ok {
 				if i, ok := e.sloIx[name]; ok {
 					verdicts[i] |= verdictBits(met, val)
+				}
+			} else if name, ok := e.keys.ParseSLOCausesKey(k); ok {
+				if i, ok := e.sloIx[name]; ok {
+					causes[i] = causeBitsOf(val)
 				}
 			}
 		}
@@ -522,4 +549,4 @@ func (e *Engine) Report(inputs []string) *Report {
 
 // constraintNames are the SLO constraints in the order of a record's
 // violation bits.
-var constraintNames = slo.Names()
+var constraintNames = contract.Constraints[:]

@@ -38,10 +38,12 @@ func TestHTML(t *testing.T) {
 	if out := os.Getenv("LLMSLO_HTML"); out != "" {
 		require.NoError(t, os.WriteFile(out, b.Bytes(), 0o644))
 	}
-	// 2 SLOs x (sweep + timeline) + 4 CDFs (no queue time here) + 4 definitions charts.
-	assert.Equal(t, 12, strings.Count(page, "<svg "), "inline SVG plots")
+	// 2 SLOs x (sweep + timeline + slowest misses' parts) + 4 CDFs (no
+	// queue time here) + 4 definitions charts.
+	assert.Equal(t, 14, strings.Count(page, "<svg "), "inline SVG plots")
 	assert.Greater(t, strings.Count(page, "<path"), 200, "drawn paths")
 	for _, title := range []string{"SLO interactive: goodput as every threshold is scaled", "SLO smooth_stream: verdicts over time",
+		"SLO interactive: the slowest misses, E2E by part", "Why SLO interactive misses",
 		"ttft CDF by group", "itl CDF by group", "&#34;tpot&#34; as each tool defines it"} {
 		assert.Contains(t, page, title)
 	}

@@ -19,10 +19,10 @@ type sloAcc struct {
 	tokens, tokensMet                int64
 	violations                       map[string]int64
 	combos                           map[uint16]int64
-	attain                           [5]int64
+	attain                           [contract.NumConstraints]int64
 	// attainOf[c] is the denominator of attain[c] under exclude: the
 	// requests still decidable with constraint c dropped.
-	attainOf [5]int64
+	attainOf [contract.NumConstraints]int64
 }
 
 func (e *Engine) sloReport(i int, order []uint32, dur float64) schema.SLOReport {

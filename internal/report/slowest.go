@@ -28,6 +28,8 @@ type slowEntry struct {
 	trace  [16]byte
 	span   [8]byte
 	record int
+	// parts are a slow miss's (attribution.go); unused per metric.
+	parts parts
 }
 
 type slowHeap []slowEntry
@@ -43,11 +45,17 @@ func (h *slowHeap) Pop() any {
 	return x
 }
 
-func (t *topK) add(v float64, span ptrace.Span, rec int) {
+func (t *topK) add(v float64, span ptrace.Span, rec int) { t.addParts(v, span, rec, nil) }
+
+// addParts is add keeping p with the entry.
+func (t *topK) addParts(v float64, span ptrace.Span, rec int, p *parts) {
 	if math.IsNaN(v) || t.k == 0 || len(t.h) == t.k && v <= t.h[0].v {
 		return
 	}
 	e := slowEntry{v: v, trace: span.TraceID(), span: span.SpanID(), record: rec}
+	if p != nil {
+		e.parts = *p
+	}
 	if len(t.h) < t.k {
 		heap.Push(&t.h, e)
 		return
@@ -56,14 +64,19 @@ func (t *topK) add(v float64, span ptrace.Span, rec int) {
 	heap.Fix(&t.h, 0)
 }
 
+// sorted are the entries, largest first.
+func (t *topK) sorted() []slowEntry {
+	h := slices.Clone(t.h)
+	slices.SortFunc(h, func(a, b slowEntry) int { return cmpFloat(b.v, a.v) })
+	return h
+}
+
 // slowestLists are the slowest requests per metric, slowest first.
 func (e *Engine) slowestLists() map[string][]schema.Slow {
 	out := map[string][]schema.Slow{}
 	for m := range numMetrics {
 		list := []schema.Slow{}
-		h := slices.Clone(e.slowest[m].h)
-		slices.SortFunc(h, func(a, b slowEntry) int { return cmpFloat(b.v, a.v) })
-		for _, s := range h {
+		for _, s := range e.slowest[m].sorted() {
 			rec := &e.recs[s.record]
 			list = append(list, schema.Slow{TraceID: hex.EncodeToString(s.trace[:]), SpanID: hex.EncodeToString(s.span[:]),
 				Value: schema.Num(s.v), Group: e.groups[rec.group], Start: rfc3339(rec.start)})

@@ -6,6 +6,7 @@ package report
 import (
 	"math"
 
+	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/report/schema"
 )
 
@@ -67,7 +68,7 @@ type sweepAcc struct {
 func (a *sweepAcc) add(v uint16, rec *record, def sloDef, scales []float64) {
 	a.n++
 	failed, unknown := v&vError != 0, v>>vUnkShift&vConstrMask != 0
-	vals := [5]float64{rec.ttft, rec.tpot, rec.itlMax, rec.e2e, rec.queue}
+	vals := constraintValues(rec)
 	for si, s := range scales {
 		ok := true
 		for c, l := range def.limits {
@@ -83,4 +84,11 @@ func (a *sweepAcc) add(v uint16, rec *record, def sloDef, scales []float64) {
 			a.met[si]++
 		}
 	}
+}
+
+// constraintValues are the record's values each constraint bounds, in
+// constraintNames order: a constraint added without its value here fails
+// to compile.
+func constraintValues(rec *record) [contract.NumConstraints]float64 {
+	return [...]float64{rec.ttft, rec.tpot, rec.itlMax, rec.e2e, rec.queue}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/report/schema"
 )
 
@@ -87,7 +88,8 @@ func constraintsLine(c map[string]float64) string {
 	return strings.Join(parts, ", ")
 }
 
-var constraintIDs = []string{"ttft", "tpot", "itl", "e2e", "queue_time"}
+// constraintIDs are the constraints in the order the report lists them.
+var constraintIDs = contract.Constraints[:]
 
 func sortedCounts(m map[string]int64) []string {
 	keys := make([]string, 0, len(m))

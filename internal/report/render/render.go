@@ -30,6 +30,7 @@ type section struct {
 var sections = []section{
 	{doc: summaryDoc, html: summaryHTML},
 	{doc: slosDoc, html: slosHTML},
+	{doc: attributionDoc, html: attributionHTML},
 	{doc: latencyDoc, html: latencyHTML},
 	{doc: definitionsDoc, html: definitionsHTML},
 	{doc: slowestDoc},

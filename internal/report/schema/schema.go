@@ -46,6 +46,7 @@ type Report struct {
 	Duration Num    `json:"duration"`
 
 	SLOs        []SLOReport       `json:"slos"`
+	Attribution []Attribution     `json:"attribution"`
 	Latency     []LatencyGroup    `json:"latency"`
 	Definitions Definitions       `json:"definitions"`
 	Sweep       []SweepCurve      `json:"sweep"`
@@ -155,6 +156,75 @@ type SLOGroup struct {
 type Combination struct {
 	Constraints []string `json:"constraints"`
 	Requests    int64    `json:"requests"`
+}
+
+// Attribution is why one SLO's requests missed: its failed constraints by
+// the cause the processor named (llm.slo.<name>.causes), and its slowest
+// misses with the parts of their latency.
+type Attribution struct {
+	SLO string `json:"slo"`
+	// Groups: the first is every request the SLO selected, then one per
+	// group with a failed constraint.
+	Groups []AttributionGroup `json:"groups"`
+	// Slowest are the SLO's requests that failed a constraint, by E2E
+	// (the span's duration without one), slowest first.
+	Slowest []SlowMiss `json:"slowest"`
+}
+
+// AttributionGroup is one group's failed constraints by cause.
+type AttributionGroup struct {
+	Group Group `json:"group"`
+	// Constraints lists each constraint some request of the group failed,
+	// in constraint order.
+	Constraints []ConstraintCauses `json:"constraints"`
+}
+
+// ConstraintCauses is why one constraint failed.
+type ConstraintCauses struct {
+	Constraint string `json:"constraint"`
+	// Misses counts the requests that failed it; Causes sum to it.
+	Misses int64 `json:"misses"`
+	// Causes, most requests first (the closed set's order on a tie).
+	Causes []CauseCount `json:"causes"`
+}
+
+// CauseNone is the cause of a failed constraint whose span names none (an
+// entry missing, or outside the closed set).
+const CauseNone = "none"
+
+// CauseCount is how many of a constraint's misses had one cause.
+type CauseCount struct {
+	// Cause is one of queue, prefill, kv_transfer, network, decode,
+	// output_length, unattributed, or CauseNone.
+	Cause    string `json:"cause"`
+	Requests int64  `json:"requests"`
+	// Share = Requests / Misses, with its Wilson score 95% interval.
+	Share     Num    `json:"share"`
+	ShareCI95 [2]Num `json:"share_ci95"`
+}
+
+// PartIDs are the parts of a slow miss's latency (SlowMiss.Parts), in the
+// order a request spends them; "rest" is E2E less the known parts.
+var PartIDs = []string{"queue", "prefill", "kv_transfer", "network", "decode", "rest"}
+
+// SlowMiss is one request that failed a constraint, with its parts.
+type SlowMiss struct {
+	TraceID string `json:"trace_id"`
+	SpanID  string `json:"span_id"`
+	Group   Group  `json:"group"`
+	Start   string `json:"start"`
+	// Violations are its failed constraints ("error" too, when it failed),
+	// Causes their llm.slo.<name>.causes entries.
+	Violations []string `json:"violations"`
+	Causes     []string `json:"causes"`
+	TTFT       Num      `json:"ttft"`
+	E2E        Num      `json:"e2e"`
+	// Parts by PartIDs, seconds, null where the span does not carry the
+	// part: queue (llm.queue_time, else llm.server.queue_time on a client
+	// span), prefill, kv_transfer, network, decode (llm.<part>_time) and
+	// rest, E2E less the known parts (0 when they exceed it: the engine's
+	// clock is not the frontend's).
+	Parts map[string]Num `json:"parts"`
 }
 
 // LatencyGroup holds the exact distributions of one group.
