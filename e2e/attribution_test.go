@@ -6,8 +6,13 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +26,7 @@ import (
 	"github.com/llmslo/llmslo/internal/catalog"
 	"github.com/llmslo/llmslo/internal/loadgen"
 	"github.com/llmslo/llmslo/internal/otlpio"
+	"github.com/llmslo/llmslo/internal/report/schema"
 )
 
 // attributionCollector judges one TTFT objective with trace assembly on, so
@@ -112,6 +118,68 @@ func TestAttributionEndToEnd(t *testing.T) {
 			before[c.layer] = addCounts(before[c.layer], got)
 		})
 	}
+	t.Run("report", func(t *testing.T) {
+		checkReport(t, fmt.Sprintf(attributionCollector, port, recv.Addr()), recv.Traces())
+	})
+}
+
+// checkReport runs the built llmslo report, with the collector's
+// configuration, over every span the collector exported, and checks its
+// attribution: the TTFT misses by cause per layer are the processor's
+// (want, the same as the generator's truth and the connector's counters),
+// their shares those counts over the layer's misses. The misses are every
+// span's, the engine spans of the joined traces of the network incident
+// too.
+func checkReport(t *testing.T, config string, traces []ptrace.Traces) {
+	want := map[string]map[string]int{}
+	for _, td := range traces {
+		otlpio.Spans(td, func(_ ptrace.ResourceSpans, s ptrace.Span) {
+			if cause, ok := ttftCause(s); ok {
+				layer := str(s.Attributes(), "llm.layer")
+				if want[layer] == nil {
+					want[layer] = map[string]int{}
+				}
+				want[layer][cause]++
+			}
+		})
+	}
+	dir := t.TempDir()
+	cfgPath, tracesPath := filepath.Join(dir, "collector.yaml"), filepath.Join(dir, "traces.jsonl")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(config), 0o644))
+	var lines bytes.Buffer
+	for _, td := range traces {
+		b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+		require.NoError(t, err)
+		lines.Write(append(b, '\n'))
+	}
+	require.NoError(t, os.WriteFile(tracesPath, lines.Bytes(), 0o644))
+	bin, err := buildCLI()
+	require.NoError(t, err)
+	out, err := exec.Command(bin, "report", "--config", cfgPath, "--format", "json", "--by", "layer", "--quiet", tracesPath).Output()
+	require.NoError(t, err)
+	var r schema.Report
+	require.NoError(t, json.Unmarshal(out, &r))
+	require.Len(t, r.Attribution, 1)
+	got := map[string]map[string]int{}
+	for _, g := range r.Attribution[0].Groups[1:] {
+		layer := g.Group["layer"]
+		for _, c := range g.Constraints {
+			if c.Constraint != "ttft" {
+				continue
+			}
+			got[layer] = map[string]int{}
+			for _, cc := range c.Causes {
+				got[layer][cc.Cause] = int(cc.Requests)
+				assert.Equal(t, float64(cc.Requests)/float64(c.Misses), float64(cc.Share), "%s %s share", layer, cc.Cause)
+				t.Logf("llmslo report, layer %s: ttft:%s %d of %d misses, %.1f%% (95%% CI %.1f%%-%.1f%%)", layer, cc.Cause,
+					cc.Requests, c.Misses, 100*float64(cc.Share), 100*float64(cc.ShareCI95[0]), 100*float64(cc.ShareCI95[1]))
+			}
+		}
+	}
+	assert.Equal(t, want, got, "llmslo report attributes the TTFT misses as the processor did")
+	slowest := r.Attribution[0].Slowest
+	require.NotEmpty(t, slowest)
+	assert.True(t, slowest[0].Parts["queue"].Valid() || slowest[0].Parts["network"].Valid(), "the slowest miss shows its parts")
 }
 
 // spansByID indexes every span received so far by its span id (hex).

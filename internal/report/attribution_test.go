@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -48,12 +49,17 @@ func causesOptions(t *testing.T) Options {
 }
 
 // TestGoldenAttribution: the report of every cause golden's input: the
-// attribution section (text) and the whole JSON.
+// attribution section (text) and the whole JSON. LLMSLO_HTML=file keeps
+// its HTML page, to look at.
 func TestGoldenAttribution(t *testing.T) {
 	r := attributionReport(t, "input.yaml")
-	var txt, js bytes.Buffer
+	var txt, js, page bytes.Buffer
 	require.NoError(t, render.WriteText(&txt, r))
 	require.NoError(t, render.WriteJSON(&js, r))
+	require.NoError(t, render.WriteHTML(&page, r))
+	if out := os.Getenv("LLMSLO_HTML"); out != "" {
+		require.NoError(t, os.WriteFile(out, page.Bytes(), 0o644))
+	}
 	checkGolden(t, "testdata/golden/attribution.txt", txt.Bytes())
 	checkGolden(t, "testdata/golden/attribution.json", js.Bytes())
 }
