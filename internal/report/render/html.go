@@ -55,7 +55,7 @@ var pageHead = htmlTemplate("head", `<!DOCTYPE html>
 body{font-family:`+pageFonts+`;margin:2em auto;max-width:1100px;color:#222}
 h1{margin-bottom:0}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;margin:.6em 0}td,th{padding:.2em .7em;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}
-td:first-child,th:first-child{text-align:left}.sub{color:#666}svg{display:block;margin:.8em 0;max-width:100%;height:auto}svg text{font-family:`+pageFonts+` !important}
+td:first-child,th:first-child,td.l,th.l{text-align:left}table.narrow td,table.narrow th{padding:.2em .35em;font-size:13px}.sub{color:#666}svg{display:block;margin:.8em 0;max-width:100%;height:auto}svg text{font-family:`+pageFonts+` !important}
 pre{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:12px}
 </style></head><body>
 `)

@@ -61,7 +61,8 @@ func causesTable(r *schema.Report, a schema.Attribution) *table {
 }
 
 // slowMissesTable fits 100 columns in text (five rows, the trace ID
-// only); Markdown adds TTFT, the causes, the span ID and the group.
+// only); Markdown adds TTFT, the causes, the group and the span ID, HTML
+// all but the span ID (the page's width).
 func slowMissesTable(r *schema.Report, a schema.Attribution, text bool) *table {
 	t := &table{head: []string{"e2e"}, right: []bool{true}}
 	if !text {
@@ -72,11 +73,15 @@ func slowMissesTable(r *schema.Report, a schema.Attribution, text bool) *table {
 		t.head = append(t.head, partLabel(id, text))
 		t.right = append(t.right, true)
 	}
+	if !text {
+		t.head = append(t.head, "causes", "group")
+		t.right = append(t.right, false, false)
+	}
 	t.head = append(t.head, "trace id")
 	t.right = append(t.right, false)
 	if !text {
-		t.head = append(t.head, "span id", "causes", "group")
-		t.right = append(t.right, false, false, false)
+		t.head = append(t.head, "span id")
+		t.right = append(t.right, false)
 	}
 	limit := 5
 	if !text {
@@ -93,9 +98,12 @@ func slowMissesTable(r *schema.Report, a schema.Attribution, text bool) *table {
 		for _, id := range schema.PartIDs {
 			row = append(row, ms(m.Parts[id]))
 		}
+		if !text {
+			row = append(row, strings.Join(m.Causes, " "), truncate(r.GroupName(m.Group), 28))
+		}
 		row = append(row, m.TraceID)
 		if !text {
-			row = append(row, m.SpanID, strings.Join(m.Causes, " "), r.GroupName(m.Group))
+			row = append(row, m.SpanID)
 		}
 		t.rows = append(t.rows, row)
 	}
@@ -136,19 +144,51 @@ func attributionHTML(b *bytes.Buffer, r *schema.Report) error {
 		if len(a.Groups) == 0 || len(a.Groups[0].Constraints) == 0 {
 			continue
 		}
+		misses := exported(numbered(withoutLast(slowMissesTable(r, a, false))))
+		misses.Class = "narrow" // fourteen columns in the page's width
 		data.SLOs = append(data.SLOs, htmlAttribution{SLO: a.SLO, Causes: exported(causesTable(r, a)),
-			Misses: exported(numbered(slowMissesTable(r, a, false))), Bars: missesPlot(a)})
+			Misses: misses, Bars: missesPlot(a)})
 	}
 	return attributionTemplate.Execute(b, data)
 }
 
-// htmlTable is a table as a template reads it.
+// htmlTable is a table as a template reads it: Rows of cells, each
+// aligned as its column.
 type htmlTable struct {
-	Head []string
-	Rows [][]string
+	Class string
+	Head  []htmlCell
+	Rows  [][]htmlCell
 }
 
-func exported(t *table) htmlTable { return htmlTable{Head: t.head, Rows: t.rows} }
+type htmlCell struct {
+	Text string
+	Left bool
+}
+
+func exported(t *table) htmlTable {
+	cells := func(row []string) []htmlCell {
+		out := make([]htmlCell, len(row))
+		for i, c := range row {
+			out[i] = htmlCell{Text: c, Left: !t.right[i]}
+		}
+		return out
+	}
+	out := htmlTable{Head: cells(t.head)}
+	for _, r := range t.rows {
+		out.Rows = append(out.Rows, cells(r))
+	}
+	return out
+}
+
+// withoutLast drops the table's last column.
+func withoutLast(t *table) *table {
+	n := len(t.head) - 1
+	t.head, t.right = t.head[:n], t.right[:n]
+	for i := range t.rows {
+		t.rows[i] = t.rows[i][:n]
+	}
+	return t
+}
 
 // numbered adds the rank the bars are labelled with.
 func numbered(t *table) *table {
@@ -168,8 +208,8 @@ var attributionTemplate = htmlTemplate("attribution", `{{range .SLOs}}
 {{.Bars}}
 {{template "table" .Misses}}
 {{end}}
-{{define "table"}}<table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{define "table"}}<table{{with .Class}} class="{{.}}"{{end}}><tr>{{range .Head}}<th{{if .Left}} class="l"{{end}}>{{.Text}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td{{if .Left}} class="l"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</table>{{end}}
 `)
 
