@@ -59,6 +59,14 @@ func fuzzSpans(data []byte) ptrace.Traces {
 		a.PutDouble("gen_ai.latency.time_to_first_token", math.Float64frombits(word(1)))
 		a.PutDouble("gen_ai.latency.e2e", math.Float64frombits(word(2)))
 		a.PutInt("gen_ai.usage.completion_tokens", int64(word(3)))
+		// The parts and a forged causes list (the processor replaces
+		// it on a request it judges, keeps it on one it does not).
+		a.PutDouble("gen_ai.latency.time_in_model_prefill", math.Float64frombits(word(0)^word(1)))
+		a.PutDouble("gen_ai.latency.time_in_model_decode", math.Float64frombits(word(2)^word(3)))
+		forged := a.PutEmptySlice("llm.slo.interactive.causes")
+		for _, e := range forgedCauses[data[i+2]%4] {
+			forged.AppendEmpty().SetStr(e)
+		}
 		a.PutStr("gen_ai.request.model", string(rune('a'+data[i]%4)))
 		if data[i+1]&1 == 1 {
 			s.Status().SetCode(ptrace.StatusCodeError)
@@ -66,6 +74,10 @@ func fuzzSpans(data []byte) ptrace.Traces {
 	}
 	return td
 }
+
+// forgedCauses are causes lists a span may carry before the processor:
+// valid, duplicate, outside the closed set, of an unknown constraint.
+var forgedCauses = [][]string{{"ttft:queue"}, {"ttft:queue", "ttft:prefill", "e2e:decode"}, {"ttft:gremlins", ":", ""}, {"bogus:queue"}}
 
 // FuzzRenderers: any values on engine spans give a report in every format,
 // with no panic and no error.
