@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/llmslo/llmslo/internal/contract"
 )
 
 var durationType = reflect.TypeFor[time.Duration]()
@@ -135,7 +137,15 @@ func join(path, name string) string {
 // bare number there is most likely milliseconds (`ttft: 500`). Every other
 // duration (a window, an interval, an expiration, a wait) is most likely
 // seconds (`window: 60`).
-var latencyFields = map[string]bool{"ttft": true, "tpot": true, "itl": true, "e2e": true, "queue_time": true, "max": true}
+// They are the SLO constraints (a per-request threshold's max too), so a
+// constraint added to the contract gets the hint.
+var latencyFields = func() map[string]bool {
+	m := map[string]bool{"max": true}
+	for _, c := range contract.Constraints {
+		m[c] = true
+	}
+	return m
+}()
 
 // latencyField says whether the field at path bounds a latency.
 func latencyField(path string) bool {

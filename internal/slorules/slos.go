@@ -108,7 +108,11 @@ var boundNames = map[string]string{slo.TTFT: "TTFT", slo.TPOT: "TPOT", slo.ITL: 
 func describe(d *slo.Definition) string {
 	parts := make([]string, 0, len(d.Bounds))
 	for _, b := range d.Bounds {
-		parts = append(parts, fmt.Sprintf("%s <= %v", boundNames[b.Constraint], b.Max))
+		name, ok := boundNames[b.Constraint]
+		if !ok { // a constraint newer than this list reads by its id
+			name = b.Constraint
+		}
+		parts = append(parts, fmt.Sprintf("%s <= %v", name, b.Max))
 	}
 	desc := strings.Join(parts, " AND ")
 	if d.Selection != "" {
