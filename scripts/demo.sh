@@ -56,7 +56,11 @@ bin/sendtraces -endpoint 127.0.0.1:4317 -receive 127.0.0.1:4319 -timeout 60s -wi
 echo
 echo ">> driving the collector with the load generator for ${DURATION:-30s} at ${RATE:-20} requests/s"
 echo ">> (Prometheus exposition of the same metrics: http://127.0.0.1:9464/metrics)"
-bin/llmslo-demo -endpoint 127.0.0.1:4317 -listen 127.0.0.1:4319 -duration "${DURATION:-30s}" -rate "${RATE:-20}" -flush 2s -width "$width"
+incident=()
+if [ -n "${INCIDENT:-}" ]; then
+  incident=(-incident-model llama-3.1-8b-instruct -incident-kind "$INCIDENT" -incident-at 10s)
+fi
+bin/llmslo-demo -endpoint 127.0.0.1:4317 -listen 127.0.0.1:4319 -duration "${DURATION:-30s}" -rate "${RATE:-20}" -flush 2s -width "$width" "${incident[@]}"
 echo ">> done; stopping the collector"
 stop "$pid" TERM
 stop "$capture_pid" INT

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -40,11 +39,11 @@ func main() {
 	sloTTFT := flag.Duration("slo-ttft", 500*time.Millisecond, "SLO bound on TTFT for the summary's goodput (0: none)")
 	sloTPOT := flag.Duration("slo-tpot", 15*time.Millisecond, "SLO bound on TPOT (0: none)")
 	sloE2E := flag.Duration("slo-e2e", 2*time.Second, "SLO bound on E2E (0: none)")
-	var incident incidentFlags
-	incident.register(flag.CommandLine)
+	var incident loadgen.IncidentFlags
+	incident.Register(flag.CommandLine)
 	flag.Parse()
 	var err error
-	if incidentCfg, err = incident.incident(flag.CommandLine); err != nil {
+	if incidentCfg, err = incident.Incident(flag.CommandLine); err != nil {
 		fmt.Fprintln(os.Stderr, "llmloadgen:", err)
 		os.Exit(2)
 	}
@@ -128,90 +127,4 @@ by -incident-kind:
 Flags:
 `)
 	fs.PrintDefaults()
-}
-
-// incidentFlags are the -incident-* flags.
-type incidentFlags struct {
-	model, kind              string
-	at                       time.Duration
-	ttftFactor, promptFactor float64
-	queueDelay, networkDelay time.Duration
-}
-
-// kindFlags are the flags that belong to one incident kind.
-var kindFlags = map[string]loadgen.IncidentKind{
-	"incident-ttft-factor":   loadgen.IncidentTTFT,
-	"incident-prompt-factor": loadgen.IncidentLongPrompt,
-	"incident-queue-delay":   loadgen.IncidentQueue,
-	"incident-network-delay": loadgen.IncidentNetwork,
-}
-
-func (f *incidentFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.model, "incident-model", "", "inject an incident into this model's requests (see -incident-kind)")
-	fs.StringVar(&f.kind, "incident-kind", string(loadgen.IncidentTTFT), "what the incident does: ttft, queue, long_prompt, network")
-	fs.DurationVar(&f.at, "incident-at", 0, "the incident starts this long after the first request")
-	fs.Float64Var(&f.ttftFactor, "incident-ttft-factor", 10, "ttft: TTFT multiplier")
-	fs.Float64Var(&f.promptFactor, "incident-prompt-factor", 8, "long_prompt: input-token multiplier")
-	fs.DurationVar(&f.queueDelay, "incident-queue-delay", time.Second, "queue: queue time added to every request")
-	fs.DurationVar(&f.networkDelay, "incident-network-delay", 300*time.Millisecond, "network: delay added between client and engine")
-}
-
-// incident returns the incident the flags parsed into fs describe, nil
-// without -incident-model; a flag that does not apply is an error.
-func (f *incidentFlags) incident(fs *flag.FlagSet) (*loadgen.Incident, error) {
-	var given []string
-	fs.Visit(func(fl *flag.Flag) {
-		if strings.HasPrefix(fl.Name, "incident-") && fl.Name != "incident-model" {
-			given = append(given, fl.Name)
-		}
-	})
-	if f.model == "" {
-		if len(given) > 0 {
-			return nil, fmt.Errorf("-%s needs -incident-model, the model whose requests the incident changes", given[0])
-		}
-		return nil, nil
-	}
-	kind, err := loadgen.ParseIncidentKind(f.kind)
-	if err != nil {
-		return nil, fmt.Errorf("-incident-kind: %w", err)
-	}
-	for _, name := range given {
-		if k, ok := kindFlags[name]; ok && k != kind {
-			return nil, fmt.Errorf("-%s applies to -incident-kind %s, not %s", name, k, kind)
-		}
-	}
-	if f.at < 0 {
-		return nil, fmt.Errorf("-incident-at must not be negative, got %v", f.at)
-	}
-	inc := &loadgen.Incident{Model: f.model, After: f.at, Kind: kind}
-	name := flagOf(kind)
-	switch kind {
-	case loadgen.IncidentQueue, loadgen.IncidentNetwork:
-		inc.Delay = f.queueDelay
-		if kind == loadgen.IncidentNetwork {
-			inc.Delay = f.networkDelay
-		}
-		if inc.Delay <= 0 {
-			return nil, fmt.Errorf("-%s must be positive, got %v", name, inc.Delay)
-		}
-	default:
-		inc.Factor = f.ttftFactor
-		if kind == loadgen.IncidentLongPrompt {
-			inc.Factor = f.promptFactor
-		}
-		if !(inc.Factor > 0) {
-			return nil, fmt.Errorf("-%s must be positive, got %v", name, inc.Factor)
-		}
-	}
-	return inc, nil
-}
-
-// flagOf is the flag that sets kind's factor or delay.
-func flagOf(kind loadgen.IncidentKind) string {
-	for name, k := range kindFlags {
-		if k == kind {
-			return name
-		}
-	}
-	return ""
 }

@@ -20,10 +20,10 @@ func parseIncident(t *testing.T, args ...string) (*loadgen.Incident, error) {
 	t.Helper()
 	fs := flag.NewFlagSet("llmloadgen", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var f incidentFlags
-	f.register(fs)
+	var f loadgen.IncidentFlags
+	f.Register(fs)
 	require.NoError(t, fs.Parse(args))
-	return f.incident(fs)
+	return f.Incident(fs)
 }
 
 func TestIncidentFlags(t *testing.T) {
@@ -73,8 +73,8 @@ func TestUsage(t *testing.T) {
 	fs := flag.NewFlagSet("llmloadgen", flag.ContinueOnError)
 	var out bytes.Buffer
 	fs.SetOutput(&out)
-	var f incidentFlags
-	f.register(fs)
+	var f loadgen.IncidentFlags
+	f.Register(fs)
 	usage(fs)
 	for _, k := range loadgen.IncidentKinds {
 		assert.Contains(t, out.String(), "\n  "+string(k)+" ", "the kind %s is explained", k)

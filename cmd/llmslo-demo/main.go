@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -37,8 +38,15 @@ func main() {
 	seed := flag.Uint64("seed", 1, "random seed")
 	flush := flag.Duration("flush", 2*time.Second, "the connector's metrics_flush_interval (to wait for the last flush)")
 	width := flag.Int("width", 0, "terminal width: tables wider than this switch to a narrower layout (0: unlimited)")
+	var incidentFlags loadgen.IncidentFlags
+	incidentFlags.Register(flag.CommandLine)
 	flag.Parse()
-	if err := run(*endpoint, *listen, *duration, *rate, *refresh, *seed, *flush, *width, os.Stdout); err != nil {
+	incident, err := demoIncident(&incidentFlags, flag.CommandLine)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "llmslo-demo:", err)
+		os.Exit(2)
+	}
+	if err := run(*endpoint, *listen, *duration, *rate, *refresh, *seed, *flush, *width, incident, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "llmslo-demo:", err)
 		os.Exit(1)
 	}
@@ -53,7 +61,29 @@ var (
 	}
 )
 
-func run(endpoint, listen string, duration time.Duration, rate float64, refresh time.Duration, seed uint64, flush time.Duration, width int, out io.Writer) error {
+// demoIncident is the incident the flags ask for. The demo's spans are
+// engine and client spans of separate requests, so a network incident,
+// which shows only on a client span joined to its engine span, is refused
+// with where to see it.
+func demoIncident(f *loadgen.IncidentFlags, fs *flag.FlagSet) (*loadgen.Incident, error) {
+	inc, err := f.Incident(fs)
+	if err != nil || inc == nil {
+		return inc, err
+	}
+	if inc.Kind == loadgen.IncidentNetwork {
+		return nil, errors.New("-incident-kind network needs client spans joined to their engine spans (trace assembly), which the demo does not send: llmloadgen -shapes joined=1 drives it, and the end-to-end test TestAttributionEndToEnd checks it")
+	}
+	if _, ok := demoModels[inc.Model]; !ok {
+		return nil, fmt.Errorf("-incident-model %q: the demo sends %v", inc.Model, sortedKeys(demoModels))
+	}
+	return inc, nil
+}
+
+// demoModels are the models the demo sends, by weight.
+var demoModels = map[string]float64{"llama-3.1-8b-instruct": 3, "llama-3.1-70b-instruct": 1, "qwen2.5-1.5b-instruct": 2}
+
+func run(endpoint, listen string, duration time.Duration, rate float64, refresh time.Duration, seed uint64, flush time.Duration, width int,
+	incident *loadgen.Incident, out io.Writer) error {
 	recv, err := otlpio.NewReceiver(listen)
 	if err != nil {
 		return err
@@ -64,14 +94,18 @@ func run(endpoint, listen string, duration time.Duration, rate float64, refresh 
 
 	var mu sync.Mutex
 	var truths []loadgen.Truth
-	models := map[string]float64{"llama-3.1-8b-instruct": 3, "llama-3.1-70b-instruct": 1, "qwen2.5-1.5b-instruct": 2}
-	cfg := loadgen.Config{Endpoint: endpoint, Rate: rate, Duration: duration, Seed: seed, Models: models, ModelAttr: true,
+	models := demoModels
+	cfg := loadgen.Config{Endpoint: endpoint, Rate: rate, Duration: duration, Seed: seed, Models: models, ModelAttr: true, Incident: incident,
 		Shapes:  map[loadgen.Shape]float64{loadgen.ShapeVLLM: 1, loadgen.ShapeChunks: 1, loadgen.ShapeSemconv: 1},
 		OnTruth: func(t loadgen.Truth) { mu.Lock(); truths = append(truths, t); mu.Unlock() }}
 	start := time.Now()
 	done := make(chan error, 1)
 	go func() { _, err := loadgen.Run(ctx, cfg); done <- err }()
 	fmt.Fprintln(out, termtext.Wrap(fmt.Sprintf("sending ~%.0f requests/s for %s to %s (models %v; vLLM, chunk-event and semconv spans)", rate, duration, endpoint, sortedKeys(models)), width, "  "))
+	if incident != nil {
+		fmt.Fprintln(out, termtext.Wrap(fmt.Sprintf("incident %s in %s's requests from %s on: the report's \"Why SLO interactive misses\" should name %s",
+			incident.Kind, incident.Model, incident.After, incident.Kind.Cause()), width, "  "))
+	}
 
 	show := func(final bool) {
 		mu.Lock()
