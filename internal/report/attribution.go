@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"math"
 	"slices"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -20,9 +21,12 @@ import (
 // processor named on the span (llm.slo.<name>.causes), and the slowest
 // misses with the parts of their latency.
 
-// Cause bits, one uint16 per SLO per record beside its verdict: a field of
-// causeBits per constraint in constraintNames order, holding the cause + 1
-// (0: the span names no cause for the constraint).
+// causeSet packs the causes of one SLO's verdict on one record, beside the
+// verdict: a field of causeBits per constraint in constraintNames order,
+// holding the cause + 1 (0: the span names no cause for the constraint).
+// Six constraints or more need it widened (the guard below says when).
+type causeSet uint16
+
 const (
 	causeBits = 3
 	causeMask = 1<<causeBits - 1
@@ -32,22 +36,22 @@ const (
 // silently: fail to compile instead (widen the fields first).
 var (
 	_ [causeMask - int(contract.NumCauses)]struct{}
-	_ [16 - causeBits*contract.NumConstraints]struct{}
+	_ [int(unsafe.Sizeof(causeSet(0)))*8 - causeBits*contract.NumConstraints]struct{}
 )
 
 // causeBitsOf packs a causes attribute: the first entry of each constraint
 // counts, an entry outside the closed set is skipped (it reads as none).
-func causeBitsOf(val pcommon.Value) uint16 {
+func causeBitsOf(val pcommon.Value) causeSet {
 	if val.Type() != pcommon.ValueTypeSlice {
 		return 0
 	}
-	var bits uint16
+	var bits causeSet
 	s := val.Slice()
 	for i := 0; i < s.Len() && i < 2*contract.NumConstraints; i++ {
 		c, cause, ok := contract.ParseCauseEntry(s.At(i).AsString())
 		shift := causeBits * c
 		if ok && bits>>shift&causeMask == 0 {
-			bits |= uint16(cause+1) << shift
+			bits |= causeSet(cause+1) << shift
 		}
 	}
 	return bits
@@ -55,7 +59,7 @@ func causeBitsOf(val pcommon.Value) uint16 {
 
 // causeOf is the cause of constraint c in packed causes: its index in
 // contract.CauseNames, or -1 for none.
-func causeOf(causes uint16, c int) int {
+func causeOf(causes causeSet, c int) int {
 	return int(causes>>(causeBits*c)&causeMask) - 1
 }
 
@@ -84,7 +88,7 @@ func unknownParts() parts {
 // without a cause, [c][k+1] those of cause k.
 type attrAcc [contract.NumConstraints][contract.NumCauses + 1]int64
 
-func (a *attrAcc) add(fail, causes uint16) {
+func (a *attrAcc) add(fail uint16, causes causeSet) {
 	for c := range contract.NumConstraints {
 		if fail&(1<<c) != 0 {
 			a[c][causeOf(causes, c)+1]++

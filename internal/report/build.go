@@ -13,7 +13,7 @@ import (
 )
 
 // recordSize is the bytes kept per request: the record, one uint16 verdict
-// and one uint16 of causes per SLO, and a stream record for requests with
+// and one causeSet per SLO, and a stream record for requests with
 // chunk timing.
 const recordSize = int(unsafe.Sizeof(record{}))
 

@@ -119,8 +119,8 @@ type Engine struct {
 	maxEnd   int64
 
 	recs     []record
-	verdicts []uint16 // len(slos) per record
-	causes   []uint16 // len(slos) per record (attribution.go)
+	verdicts []uint16   // len(slos) per record
+	causes   []causeSet // len(slos) per record (attribution.go)
 	streams  []streamRec
 	groups   []schema.Group
 	groupIx  map[string]uint32
@@ -158,9 +158,9 @@ type sloDef struct {
 
 // Verdict bits, one uint16 per SLO per record: selected, error, then a
 // field of constraintBits failure bits and one of unknown bits, each in
-// constraintNames order.
+// constraintNames order: a bit per constraint of the contract.
 const (
-	constraintBits = 5
+	constraintBits = contract.NumConstraints
 	vSelected      = 1 << 0
 	vError         = 1 << 1
 	vFailShift     = 2
@@ -168,13 +168,9 @@ const (
 	vConstrMask    = 1<<constraintBits - 1
 )
 
-// A constraint beyond constraintBits would set a bit of the next field and
-// silently corrupt reports: fail to compile instead (widen the fields, and
-// the uint16, first).
-var (
-	_ [constraintBits - contract.NumConstraints]struct{}
-	_ [16 - (vUnkShift + constraintBits)]struct{}
-)
+// Seven constraints fill the uint16; an eighth fails to compile here
+// (widen the verdicts first) rather than overflow into another field.
+var _ [16 - (vUnkShift + constraintBits)]struct{}
 
 // record is what is kept of one LLM request span (72 bytes).
 type record struct {
@@ -360,7 +356,7 @@ func (e *Engine) add(span ptrace.Span, res pcommon.Map) {
 // readAttrs reads what the processor wrote on the span in one pass over its
 // attributes: the values into r, the rest into v, the SLO verdicts and
 // causes into verdicts and causes (one per SLO).
-func (e *Engine) readAttrs(attrs pcommon.Map, r *record, v *spanView, verdicts, causes []uint16) {
+func (e *Engine) readAttrs(attrs pcommon.Map, r *record, v *spanView, verdicts []uint16, causes []causeSet) {
 	prefix := e.keys.Prefix
 	attrs.Range(func(k string, val pcommon.Value) bool {
 		rest, found := strings.CutPrefix(k, prefix)
