@@ -27,6 +27,9 @@ for i in $(seq "$COUNT"); do
 done
 benchstat results/bench.txt > results/benchstat.txt
 
+echo ">> instructions per span (callgrind; installs valgrind if missing; about 2 minutes)"
+./instructions.sh
+
 echo ">> CPU profiles of the 16-event shape"
 go test -run XXX -bench 'Processor/chunks_16/processor' -benchtime 2000x -cpuprofile results/processor.prof ./ > /dev/null
 go tool pprof -top -nodecount=12 results/processor.prof 2>/dev/null | tail -13 > results/processor.top.txt

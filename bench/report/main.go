@@ -46,6 +46,7 @@ func main() {
 	fmt.Fprintf(&b, "## Machine\n\n```\n%s\n```\n\nCommand: `%s`\n\n", r.read("machine.txt"), r.read("command.txt"))
 	r.processorSection(&b)
 	r.connectorSection(&b)
+	b.WriteString(instructionsSection(filepath.Join(*dir, "instructions.txt")))
 	r.assemblySection(&b)
 	r.pipelineSection(&b)
 	b.WriteString(loadTable(filepath.Join(*dir, "load.txt")))
@@ -287,4 +288,31 @@ func check(err error) {
 		fmt.Fprintln(os.Stderr, "report:", err)
 		os.Exit(1)
 	}
+}
+
+// instructionsSection tables bench/instructions.sh's counts: the processor
+// against its floor and the connector against spanmetrics, in instructions
+// per span, which do not move with the machine's load as timings do.
+func instructionsSection(path string) string {
+	c, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	ir := map[string]float64{}
+	for _, line := range strings.Split(strings.TrimSpace(string(c)), "\n") {
+		if f := strings.Fields(line); len(f) == 2 {
+			ir[f[0]], _ = strconv.ParseFloat(f[1], 64)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("## Instructions per span (callgrind)\n\n")
+	b.WriteString("Counted by valgrind's callgrind (`bench/instructions.sh`, one P, no GC): each arm at 5 and at 25 iterations, the difference per iteration and span, so start-up and setup cancel out. Repeated runs give the same count, so a change's effect is measured below the timings' noise.\n\n")
+	b.WriteString("| shape | copy | bare pass | processor | processor ratio (processor − copy) / (bare pass − copy) | spanmetrics | llm_slo connector | connector ratio |\n|---|---|---|---|---|---|---|---|\n")
+	for _, shape := range []string{"vllm_attributes", "chunks_16", "chunks_256"} {
+		cp, bare, proc := ir["Processor/"+shape+"/copy_only"], ir["Processor/"+shape+"/bare_pass"], ir["Processor/"+shape+"/processor"]
+		sm, ll := ir["Connector/"+shape+"/spanmetrics"], ir["Connector/"+shape+"/llmslo"]
+		fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.0f | **%.2f** | %.0f | %.0f | **%.2f** |\n", shape, cp, bare, proc, (proc-cp)/(bare-cp), sm, ll, ll/sm)
+	}
+	b.WriteString("\n")
+	return b.String()
 }
