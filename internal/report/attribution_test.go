@@ -21,6 +21,7 @@ import (
 
 	llmsloprocessor "github.com/llmslo/llmslo"
 	"github.com/llmslo/llmslo/internal/contract"
+	"github.com/llmslo/llmslo/internal/otlpio"
 	"github.com/llmslo/llmslo/internal/report/render"
 	"github.com/llmslo/llmslo/internal/report/schema"
 )
@@ -85,7 +86,7 @@ func TestAttributionCountsTheProcessorsCauses(t *testing.T) {
 	for _, dir := range causeDirs(t) {
 		td, err := golden.ReadTraces(filepath.Join(dir, "expected.yaml"))
 		require.NoError(t, err)
-		eachSpan(td, func(s ptrace.Span) {
+		otlpio.Spans(td, func(_ ptrace.ResourceSpans, s ptrace.Span) {
 			s.Attributes().Range(func(k string, v pcommon.Value) bool {
 				if name, ok := keys.ParseSLOCausesKey(k); ok {
 					for _, entry := range v.Slice().AsRaw() {
@@ -146,18 +147,6 @@ func TestSlowMissParts(t *testing.T) {
 			}
 			assert.Equal(t, tt.rest, got)
 		})
-	}
-}
-
-func eachSpan(td ptrace.Traces, f func(ptrace.Span)) {
-	for i := 0; i < td.ResourceSpans().Len(); i++ {
-		sss := td.ResourceSpans().At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				f(spans.At(k))
-			}
-		}
 	}
 }
 
