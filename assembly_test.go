@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/metadata"
 )
 
@@ -108,10 +109,8 @@ func isStepSpan(s ptrace.Span) bool {
 func doubles(t *testing.T, s ptrace.Span, key string) []float64 {
 	v, ok := s.Attributes().Get(key)
 	require.True(t, ok, key)
-	var out []float64
-	for _, x := range v.Slice().All() {
-		out = append(out, x.Double())
-	}
+	out, ok := contract.GapsOf(v)
+	require.True(t, ok, "%s is %s", key, v.Type())
 	return out
 }
 
@@ -304,7 +303,8 @@ func TestAssemblySpeculativeSteps(t *testing.T) {
 	// Gaps 60 ms and 30 ms over 2 tokens each: 30 ms and 15 ms, weight 2.
 	assert.InDeltaSlice(t, []float64{0.03, 0.015}, doubles(t, got[0], "llm.itl.gaps"), 1e-9)
 	weights, _ := got[0].Attributes().Get("llm.itl.gap_weights")
-	assert.Equal(t, []any{int64(2), int64(2)}, weights.Slice().AsRaw())
+	w, _ := contract.WeightsOf(weights)
+	assert.Equal(t, []int64{2, 2}, w)
 	assert.InDelta(t, 0.03, num(t, got[0], "llm.itl.max"), 1e-9)
 	assert.InDelta(t, 0.0225, num(t, got[0], "llm.itl.mean"), 1e-9)
 }

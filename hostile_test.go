@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/derive"
 	"github.com/llmslo/llmslo/internal/metadata"
 )
@@ -78,10 +79,11 @@ func bombs() []bomb {
 			spanName: "openai.chat",
 			errText:  "output_tokens:out_of_range",
 			check: func(t *testing.T, s ptrace.Span) {
-				w, ok := s.Attributes().Get("llm.itl.gap_weights")
+				v, ok := s.Attributes().Get("llm.itl.gap_weights")
 				require.True(t, ok)
-				assert.Equal(t, 19, w.Slice().Len(), "one entry per gap")
-				assert.Equal(t, int64(derive.MaxTokens), w.Slice().At(0).Int())
+				w, _ := contract.WeightsOf(v)
+				assert.Len(t, w, 19, "one entry per gap")
+				assert.Equal(t, int64(derive.MaxTokens), w[0])
 			},
 		},
 		{
@@ -146,8 +148,9 @@ func bombs() []bomb {
 			spanName: " Req b0b0b0b0",
 			errText:  "events:out_of_range",
 			check: func(t *testing.T, s ptrace.Span) {
-				g, _ := s.Attributes().Get("llm.itl.gaps")
-				assert.Equal(t, []any{0.1, 0.1}, g.Slice().AsRaw(), "the jump counts as one token")
+				v, _ := s.Attributes().Get("llm.itl.gaps")
+				g, _ := contract.GapsOf(v)
+				assert.Equal(t, []float64{0.1, 0.1}, g, "the jump counts as one token")
 			},
 		},
 	}

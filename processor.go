@@ -69,6 +69,8 @@ type batchState struct {
 	partsReady bool
 	counts     *batchCounts
 	held       []int
+	// packed is the buffer putGaps encodes a span's gaps in.
+	packed []byte
 	// batch is the batch's business with the trace assembly.
 	batch *assembly.Batch
 }
@@ -275,15 +277,15 @@ func (p *llmSLOProcessor) write(span ptrace.Span, resource pcommon.Map, st *batc
 	model := p.resolveModel(res, resource)
 	st.partsReady = false
 	attrs.EnsureCapacity(attrs.Len() + valueCount(res, model, p.parts) + p.verdictRoom(attrs, resource, model, st))
-	p.writeValues(attrs, res, model)
+	p.writeValues(attrs, model, st)
 	p.writeVerdicts(attrs, resource, model, st)
 	st.counts.countRequest(res)
 }
 
 // writeValues writes the derived values, one key each (docs/processor.md,
 // "Attributes written"); a value that is not known is left out.
-func (p *llmSLOProcessor) writeValues(attrs pcommon.Map, res *derive.Result, model string) {
-	k := &p.keys
+func (p *llmSLOProcessor) writeValues(attrs pcommon.Map, model string, st *batchState) {
+	k, res := &p.keys, &st.res
 	putSeconds(attrs, k.TTFT, res.TTFT)
 	putSeconds(attrs, k.TPOT, res.TPOT)
 	putSeconds(attrs, k.E2E, res.E2E)
@@ -296,7 +298,7 @@ func (p *llmSLOProcessor) writeValues(attrs pcommon.Map, res *derive.Result, mod
 		putSeconds(attrs, k.DecodeTime, res.DecodeTime)
 		putSeconds(attrs, k.NetworkTime, res.NetworkTime)
 	}
-	putGaps(attrs, k, res)
+	st.packed = putGaps(attrs, k, res, st.packed)
 	if res.HasOutputTokens {
 		attrs.PutInt(k.OutputTokens, res.OutputTokens)
 	}
@@ -396,22 +398,20 @@ func boolCount(b bool) int {
 	return 0
 }
 
-// putGaps writes every gap and, when some weight is not 1, the weights.
-func putGaps(attrs pcommon.Map, k *contract.Keys, res *derive.Result) {
+// putGaps writes every gap and, when some weight is not 1, the weights,
+// each packed into one bytes attribute (contract.AppendGaps): one
+// allocation per list where a slice costs one per gap. scratch is the
+// batch's encoding buffer, returned grown for the next span.
+func putGaps(attrs pcommon.Map, k *contract.Keys, res *derive.Result, scratch []byte) []byte {
 	if len(res.Gaps) > 0 {
-		gaps := attrs.PutEmptySlice(k.ITLGaps)
-		gaps.EnsureCapacity(len(res.Gaps))
-		for _, g := range res.Gaps {
-			gaps.AppendEmpty().SetDouble(g)
-		}
+		scratch = contract.AppendGaps(scratch[:0], res.Gaps)
+		attrs.PutEmptyBytes(k.ITLGaps).FromRaw(scratch)
 	}
 	if len(res.GapWeights) > 0 {
-		weights := attrs.PutEmptySlice(k.ITLGapWeights)
-		weights.EnsureCapacity(len(res.GapWeights))
-		for _, w := range res.GapWeights {
-			weights.AppendEmpty().SetInt(w)
-		}
+		scratch = contract.AppendGapWeights(scratch[:0], res.GapWeights)
+		attrs.PutEmptyBytes(k.ITLGapWeights).FromRaw(scratch)
 	}
+	return scratch
 }
 
 // writeVerdicts writes the verdict of every SLO that selects the request:

@@ -42,7 +42,7 @@ func TestValueCount(t *testing.T) {
 						p.removeOwned(attrs)
 						model := p.resolveModel(&st.res, rs.Resource().Attributes())
 						before := attrs.Len()
-						p.writeValues(attrs, &st.res, model)
+						p.writeValues(attrs, model, st)
 						require.Equal(t, attrs.Len()-before, valueCount(&st.res, model, p.parts), "%s/%s span %q", config, d.Name(), span.Name())
 						checked++
 					}

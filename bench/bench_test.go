@@ -186,6 +186,9 @@ func bareWrite(a pcommon.Map, writes []pcommon.Value, keys []string) {
 			a.PutInt(keys[i], 7)
 		case pcommon.ValueTypeBool:
 			a.PutBool(keys[i], true)
+		case pcommon.ValueTypeBytes:
+			// Packed gaps and weights: the same number of bytes.
+			a.PutEmptyBytes(keys[i]).FromRaw(constantBytes[:w.Bytes().Len()])
 		case pcommon.ValueTypeSlice:
 			// Elements of the kinds the processor writes: doubles for
 			// gaps, ints for weights, strings for violations.
@@ -199,6 +202,10 @@ func bareWrite(a pcommon.Map, writes []pcommon.Value, keys []string) {
 		}
 	}
 }
+
+// constantBytes is the source of packed writes; FromRaw copies it, as it
+// copies the processor's scratch buffer.
+var constantBytes = make([]byte, 1<<16)
 
 // putConstant sets v to a constant of type t.
 func putConstant(v pcommon.Value, t pcommon.ValueType) {

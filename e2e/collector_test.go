@@ -25,6 +25,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/otlpio"
 )
 
@@ -372,10 +373,8 @@ service:
 		}
 		g, ok := s.Attributes().Get("llm.itl.gaps")
 		require.True(t, ok, name)
-		var got []float64
-		for _, v := range g.Slice().All() {
-			got = append(got, v.Double())
-		}
+		got, ok := contract.GapsOf(g)
+		require.True(t, ok, "%s: llm.itl.gaps is %s", name, g.Type())
 		assert.InDeltaSlice(t, gaps, got, 1e-6, name)
 	}
 	// SGLang: engine TTFT and E2E; decode steps end at 260, 320, 390, 480,

@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llmslo/llmslo/internal/aggregate"
+	"github.com/llmslo/llmslo/internal/contract"
 )
 
 // heavyTailed draws from a lognormal body (median, sigma) with a Pareto
@@ -98,11 +99,11 @@ func appendRequest(spans ptrace.SpanSlice, r *request) {
 	a.PutDouble("llm.e2e", r.e2e)
 	a.PutInt("llm.output_tokens", int64(r.tokens))
 	a.PutDouble("llm.itl.max", float64(slices.Max(r.gapsNs))/1e9)
-	gaps := a.PutEmptySlice("llm.itl.gaps")
-	gaps.EnsureCapacity(len(r.gapsNs))
-	for _, g := range r.gapsNs {
-		gaps.AppendEmpty().SetDouble(float64(g) / 1e9)
+	gaps := make([]float64, len(r.gapsNs))
+	for i, g := range r.gapsNs {
+		gaps[i] = float64(g) / 1e9
 	}
+	a.PutEmptyBytes("llm.itl.gaps").FromRaw(contract.AppendGaps(nil, gaps))
 	switch {
 	case r.unknown:
 		a.PutEmptySlice("llm.slo.interactive.violations").AppendEmpty().SetStr("ttft:unknown")

@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/metadata"
 )
 
@@ -426,10 +427,7 @@ func testSteadyStateAllocations(t *testing.T, tc string) {
 			sp.Attributes().PutEmptySlice("llm.slo.interactive.causes").AppendEmpty().SetStr("ttft:queue")
 		}
 		sp.Attributes().PutDouble("llm.itl.max", 0.02)
-		gaps := sp.Attributes().PutEmptySlice("llm.itl.gaps")
-		for range 4 {
-			gaps.AppendEmpty().SetDouble(0.02)
-		}
+		sp.Attributes().PutEmptyBytes("llm.itl.gaps").FromRaw(contract.AppendGaps(nil, []float64{0.02, 0.02, 0.02, 0.02}))
 	})
 	require.NoError(t, c.ConsumeTraces(context.Background(), td)) // creates the series
 	allocs := testing.AllocsPerRun(20, func() {

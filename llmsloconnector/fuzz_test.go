@@ -61,7 +61,7 @@ func FuzzConnector(f *testing.F) {
 			s.TraceState().FromRaw([]string{"", "ot=th:8", "ot=th:ffffffffffffff", "ot=th:0", "ot=th:zz", "ot=th:" + strconv.FormatUint(u64(), 16)}[pick(6)])
 			for range pick(12) {
 				v := s.Attributes().PutEmpty(fuzzKeys[pick(len(fuzzKeys))])
-				switch pick(7) {
+				switch pick(9) {
 				case 0:
 					v.SetDouble(math.Float64frombits(u64()))
 				case 1:
@@ -79,6 +79,16 @@ func FuzzConnector(f *testing.F) {
 					sl := v.SetEmptySlice()
 					for range pick(5) {
 						sl.AppendEmpty().SetInt(int64(u64()) >> pick(64))
+					}
+				case 6: // packed gaps: doubles of any bits, any length
+					b := v.SetEmptyBytes()
+					for range pick(5) {
+						b.Append(binary.LittleEndian.AppendUint64(nil, u64())[:1+pick(8)]...)
+					}
+				case 7: // packed weights
+					b := v.SetEmptyBytes()
+					for range pick(5) {
+						b.Append(binary.LittleEndian.AppendUint32(nil, uint32(u64()>>pick(64)))...)
 					}
 				default:
 					sl := v.SetEmptySlice()

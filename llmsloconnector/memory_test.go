@@ -17,6 +17,8 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llmslo/llmslo/internal/contract"
 )
 
 func heapAfterGC() uint64 {
@@ -49,11 +51,11 @@ func fullSpan(spans ptrace.SpanSlice, rng *rand.Rand, layer, model string) {
 	a.PutDouble("llm.queue_time", heavyTailed(rng, 0.01, 1, 0.1, 0.05, 1.3, 1e-4, 10))
 	a.PutInt("llm.output_tokens", int64(2+rng.IntN(2000)))
 	a.PutInt("llm.input_tokens", int64(1+rng.IntN(20000)))
-	g := a.PutEmptySlice("llm.itl.gaps")
-	g.EnsureCapacity(16)
-	for range 16 {
-		g.AppendEmpty().SetDouble(heavyTailed(rng, 0.015, 0.7, 0.02, 0.05, 1.2, 1e-3, 10))
+	gaps := make([]float64, 16)
+	for i := range gaps {
+		gaps[i] = heavyTailed(rng, 0.015, 0.7, 0.02, 0.05, 1.2, 1e-3, 10)
 	}
+	a.PutEmptyBytes("llm.itl.gaps").FromRaw(contract.AppendGaps(nil, gaps))
 	a.PutBool("llm.slo.interactive.met", false)
 	a.PutEmptySlice("llm.slo.interactive.violations").AppendEmpty().SetStr("ttft")
 	a.PutBool("llm.slo.batch.met", true)
@@ -148,8 +150,8 @@ func TestHostileSeriesBounded(t *testing.T) {
 		td := batch(2, func(s ptrace.SpanSlice, i int) {
 			v := []float64{1e-9, 7 * 24 * 3600}[i]
 			sp := llmSpan(s, "m", v, v, v, true)
-			sp.Attributes().PutEmptySlice("llm.itl.gaps").AppendEmpty().SetDouble(v)
-			sp.Attributes().PutEmptySlice("llm.itl.gap_weights").AppendEmpty().SetInt(1 << 24)
+			sp.Attributes().PutEmptyBytes("llm.itl.gaps").FromRaw(contract.AppendGaps(nil, []float64{v}))
+			sp.Attributes().PutEmptyBytes("llm.itl.gap_weights").FromRaw(contract.AppendGapWeights(nil, []int64{1 << 24}))
 		})
 		for range 2 {
 			require.NoError(t, c.ConsumeTraces(context.Background(), td))

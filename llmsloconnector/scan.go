@@ -218,14 +218,100 @@ func number(v pcommon.Value) (float64, bool) {
 // readGaps copies the span's gaps and their weights into o. A gap out of
 // range is rejected alone; weights that do not pair with the gaps, or that
 // add up to more tokens than any request has, make the whole list corrupt.
+// The processor writes both lists packed (contract.AppendGaps); the slice
+// form earlier builds wrote is read too.
 func readGaps(f *spanFields, o *observation) {
 	if !f.hasGaps {
 		return
 	}
-	if f.gaps.Type() != pcommon.ValueTypeSlice {
+	switch f.gaps.Type() {
+	case pcommon.ValueTypeBytes:
+		readPackedGaps(f, o)
+	case pcommon.ValueTypeSlice:
+		readSliceGaps(f, o)
+	default:
+		o.rejected++
+	}
+}
+
+// readPackedGaps is readGaps for the packed form.
+func readPackedGaps(f *spanFields, o *observation) {
+	gaps := f.gaps.Bytes()
+	n, ok := contract.GapCount(gaps)
+	if !ok {
 		o.rejected++
 		return
 	}
+	if !f.hasWeights {
+		var rejected int
+		o.gaps, rejected = appendPackedGaps(o.gaps, gaps, n)
+		o.rejected += rejected
+		o.weights = o.weights[:0]
+		return
+	}
+	if f.weights.Type() != pcommon.ValueTypeBytes || !packedWeightsValid(f.weights.Bytes(), n) {
+		o.rejected++
+		return
+	}
+	weights := f.weights.Bytes()
+	for i := range n {
+		d := contract.GapAt(gaps, i)
+		if !packedGapValid(d) {
+			o.rejected++
+			continue
+		}
+		o.gaps = append(o.gaps, d)
+		o.weights = append(o.weights, uint64(contract.WeightAt(weights, i)))
+	}
+}
+
+// appendPackedGaps is appendGaps for the packed form: every value is a
+// double, so only the range is tested.
+func appendPackedGaps(dst []float64, gaps pcommon.ByteSlice, n int) ([]float64, int) {
+	dst = slices.Grow(dst, n)
+	out := dst[len(dst) : len(dst)+n]
+	kept := 0
+	for i := range out {
+		d := contract.GapAt(gaps, i)
+		if !packedGapValid(d) {
+			continue
+		}
+		out[kept] = d
+		kept++
+	}
+	return dst[:len(dst)+kept], n - kept
+}
+
+// packedGapValid is gapValue's range for a double: d in [-0, MaxSeconds].
+// Positive doubles order as their bits, so (0, MaxSeconds] is one unsigned
+// comparison (0 wraps round, negatives and NaNs are above); then ±0.
+func packedGapValid(d float64) bool {
+	b := math.Float64bits(d)
+	return b-1 < math.Float64bits(contract.MaxSeconds) || b<<1 == 0
+}
+
+// packedWeightsValid is weightsValid for the packed form, with n gaps to
+// pair with.
+func packedWeightsValid(w pcommon.ByteSlice, n int) bool {
+	if m, ok := contract.WeightCount(w); !ok || m != n {
+		return false
+	}
+	var sum int64
+	for i := range n {
+		v := contract.WeightAt(w, i)
+		if v < 1 || v > contract.MaxTokens {
+			return false
+		}
+		sum += v
+		if sum > contract.MaxTokens {
+			return false
+		}
+	}
+	return true
+}
+
+// readSliceGaps is readGaps for the slice form.
+func readSliceGaps(f *spanFields, o *observation) {
 	gaps := f.gaps.Slice()
 	if !f.hasWeights {
 		var rejected int

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/registry"
 )
 
@@ -91,9 +92,20 @@ func rePrefixLayer(md pmetric.Metrics, prefix string) pmetric.Metrics {
 }
 
 // itlSpan is a client span as the processor writes it with the given gaps
-// and, if not nil, weights; events are chunk events of a custom preset's
-// name, which the connector must not need.
+// and, if not nil, weights (packed, contract.AppendGaps); events are chunk
+// events of a custom preset's name, which the connector must not need.
 func itlSpan(spans ptrace.SpanSlice, gaps []float64, weights []int64) {
+	s := llmSpan(spans, "m", 0.1, 0.01, 1, true)
+	s.Attributes().PutEmptyBytes("llm.itl.gaps").FromRaw(contract.AppendGaps(nil, gaps))
+	if weights != nil {
+		s.Attributes().PutEmptyBytes("llm.itl.gap_weights").FromRaw(contract.AppendGapWeights(nil, weights))
+	}
+	chunkEvents(s)
+}
+
+// itlSliceSpan is itlSpan with the gaps in the slice form earlier builds
+// of the processor wrote: one value per gap.
+func itlSliceSpan(spans ptrace.SpanSlice, gaps []float64, weights []int64) {
 	s := llmSpan(spans, "m", 0.1, 0.01, 1, true)
 	g := s.Attributes().PutEmptySlice("llm.itl.gaps")
 	for _, v := range gaps {
@@ -105,6 +117,10 @@ func itlSpan(spans ptrace.SpanSlice, gaps []float64, weights []int64) {
 			w.AppendEmpty().SetInt(v)
 		}
 	}
+	chunkEvents(s)
+}
+
+func chunkEvents(s ptrace.Span) {
 	for k := range 3 {
 		e := s.Events().AppendEmpty()
 		e.SetName("acme.token_chunk")
@@ -148,9 +164,46 @@ func TestBadGaps(t *testing.T) {
 		{"weights beyond 2^24 tokens in all", []float64{0.01, 0.01}, []int64{1 << 23, 1<<23 + 1}, 0},
 		{"weights at 2^24 tokens in all", []float64{0.01, 0.01}, []int64{1 << 23, 1 << 23}, 1 << 24},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			md := runStarted(t, caseConfig(t, "exponential"), batch(1, func(s ptrace.SpanSlice, _ int) { itlSpan(s, tc.gaps, tc.weights) }))
-			assert.Equal(t, int64(tc.count), sumOver(md, histNames[histITL][layerClient], nil))
+		for form, write := range map[string]func(ptrace.SpanSlice, []float64, []int64){"packed": itlSpan, "slice": itlSliceSpan} {
+			t.Run(tc.name+"/"+form, func(t *testing.T) {
+				md := runStarted(t, caseConfig(t, "exponential"), batch(1, func(s ptrace.SpanSlice, _ int) { write(s, tc.gaps, tc.weights) }))
+				assert.Equal(t, int64(tc.count), sumOver(md, histNames[histITL][layerClient], nil))
+			})
+		}
+	}
+}
+
+// TestGapForms: the slice form of the gaps earlier builds wrote gives the
+// metrics of the packed form; a packed list that is not whole values, or
+// weights in the other form than the gaps, is rejected whole.
+func TestGapForms(t *testing.T) {
+	gaps, weights := []float64{0.01, 0.005, 0.02, 0, 0.3}, []int64{3, 2, 1, 1, 4}
+	cfg := caseConfig(t, "exponential")
+	packed := runStarted(t, cfg, batch(3, func(s ptrace.SpanSlice, _ int) { itlSpan(s, gaps, weights) }))
+	slice := runStarted(t, cfg, batch(3, func(s ptrace.SpanSlice, _ int) { itlSliceSpan(s, gaps, weights) }))
+	require.NoError(t, pmetrictest.CompareMetrics(slice, packed, compareOptions...))
+	assert.Equal(t, int64(3*11), sumOver(packed, histNames[histITL][layerClient], nil))
+
+	for name, corrupt := range map[string]func(pcommon.Map){
+		"gaps not whole doubles": func(a pcommon.Map) {
+			a.PutEmptyBytes("llm.itl.gaps").FromRaw(contract.AppendGaps(nil, gaps)[:9])
+		},
+		"weights not whole": func(a pcommon.Map) {
+			a.PutEmptyBytes("llm.itl.gap_weights").FromRaw(contract.AppendGapWeights(nil, weights)[:19])
+		},
+		"weights a slice beside packed gaps": func(a pcommon.Map) {
+			w := a.PutEmptySlice("llm.itl.gap_weights")
+			for _, v := range weights {
+				w.AppendEmpty().SetInt(v)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			md := runStarted(t, cfg, batch(1, func(s ptrace.SpanSlice, _ int) {
+				itlSpan(s, gaps, weights)
+				corrupt(s.At(s.Len() - 1).Attributes())
+			}))
+			assert.Equal(t, int64(0), sumOver(md, histNames[histITL][layerClient], nil))
 		})
 	}
 }

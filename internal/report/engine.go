@@ -298,8 +298,7 @@ func (e *Engine) consume(_ context.Context, td ptrace.Traces) error {
 // spanView is what add reads off one enriched span.
 type spanView struct {
 	source, model, layer string
-	gaps                 pcommon.Slice
-	weights              pcommon.Slice
+	gaps, weights        gapList
 	hasGaps, hasWeights  bool
 	// parts of the request's latency; serverQueue is the engine's queue
 	// on a client span joined to its engine span.
@@ -394,13 +393,9 @@ func (e *Engine) readAttrs(attrs pcommon.Map, r *record, v *spanView, verdicts [
 		case contract.SuffixLayer:
 			v.layer = val.AsString()
 		case contract.SuffixITLGaps:
-			if val.Type() == pcommon.ValueTypeSlice {
-				v.gaps, v.hasGaps = val.Slice(), true
-			}
+			v.gaps, v.hasGaps = gapListOf(val, contract.GapBytes)
 		case contract.SuffixITLGapWeights:
-			if val.Type() == pcommon.ValueTypeSlice {
-				v.weights, v.hasWeights = val.Slice(), true
-			}
+			v.weights, v.hasWeights = gapListOf(val, contract.WeightBytes)
 		default:
 			if name, met, ok := e.keys.ParseSLOKey(k); ok {
 				if i, ok := e.sloIx[name]; ok {
@@ -526,13 +521,13 @@ func (e *Engine) addGaps(v *spanView, group uint32, inDefs bool) {
 	// A span's gaps weigh at most derive.MaxTokens in all, the processor's
 	// own bound on a token count: a hostile weight cannot stretch the loops.
 	budget := int64(derive.MaxTokens)
-	for i := 0; i < v.gaps.Len() && budget > 0; i++ {
+	for i := 0; i < v.gaps.n && budget > 0; i++ {
 		w := int64(1)
-		if v.hasWeights && i < v.weights.Len() {
-			w = max(0, min(v.weights.At(i).Int(), budget))
+		if v.hasWeights && i < v.weights.n {
+			w = max(0, min(v.weights.weight(i), budget))
 		}
 		budget -= max(w, 1)
-		p.add(seconds(v.gaps.At(i)), uint32(w))
+		p.add(v.gaps.gap(i), uint32(w))
 	}
 }
 
