@@ -61,11 +61,13 @@ type Keys struct {
 	ITLMean string // seconds, double
 	ITLMax  string // seconds, double
 	// ITLGaps holds every inter-token gap the processor measured (chunk
-	// events or step spans), seconds, double slice, in order. With
+	// events or step spans), seconds, in order, packed as AppendGaps
+	// writes them (readers also accept a double slice). With
 	// token_aware_itl a chunk of k tokens is one entry, its gap divided by
 	// k, whose weight k is the same index of ITLGapWeights.
 	ITLGaps string
-	// ITLGapWeights is an int slice beside ITLGaps, present only when some
+	// ITLGapWeights is packed as AppendGapWeights writes it (or an int
+	// slice) beside ITLGaps, present only when some
 	// weight differs from 1 (token-aware ITL over multi-token chunks).
 	ITLGapWeights string
 	QueueTime     string // seconds, double
