@@ -84,44 +84,32 @@ func WeightAt(packed pcommon.ByteSlice, i int) int64 {
 // want the values whole (the hot readers index the attribute in place);
 // false when v is neither form or not whole gaps.
 func GapsOf(v pcommon.Value) ([]float64, bool) {
-	switch v.Type() {
-	case pcommon.ValueTypeBytes:
-		n, ok := GapCount(v.Bytes())
-		if !ok {
-			return nil, false
-		}
-		out := make([]float64, n)
-		for i := range out {
-			out[i] = GapAt(v.Bytes(), i)
-		}
-		return out, true
-	case pcommon.ValueTypeSlice:
-		out := make([]float64, 0, v.Slice().Len())
-		for _, g := range v.Slice().All() {
-			out = append(out, g.Double())
-		}
-		return out, true
-	}
-	return nil, false
+	return decodeList(v, GapBytes, GapAt, pcommon.Value.Double)
 }
 
 // WeightsOf decodes llm.itl.gap_weights in either form, as GapsOf.
 func WeightsOf(v pcommon.Value) ([]int64, bool) {
+	return decodeList(v, WeightBytes, WeightAt, pcommon.Value.Int)
+}
+
+// decodeList is GapsOf and WeightsOf: packed elements of elemBytes each,
+// read with at, or a slice whose values elem reads.
+func decodeList[T any](v pcommon.Value, elemBytes int, at func(pcommon.ByteSlice, int) T, elem func(pcommon.Value) T) ([]T, bool) {
 	switch v.Type() {
 	case pcommon.ValueTypeBytes:
-		n, ok := WeightCount(v.Bytes())
-		if !ok {
+		b := v.Bytes()
+		if b.Len()%elemBytes != 0 {
 			return nil, false
 		}
-		out := make([]int64, n)
+		out := make([]T, b.Len()/elemBytes)
 		for i := range out {
-			out[i] = WeightAt(v.Bytes(), i)
+			out[i] = at(b, i)
 		}
 		return out, true
 	case pcommon.ValueTypeSlice:
-		out := make([]int64, 0, v.Slice().Len())
-		for _, w := range v.Slice().All() {
-			out = append(out, w.Int())
+		out := make([]T, 0, v.Slice().Len())
+		for _, e := range v.Slice().All() {
+			out = append(out, elem(e))
 		}
 		return out, true
 	}
