@@ -30,70 +30,6 @@ import (
 	"github.com/llmslo/llmslo/internal/benchspans"
 )
 
-// loadConfig is the collector compared under load: an OTLP/HTTP receiver,
-// the batch processor and a debug exporter that prints nothing, with or
-// without the llm_slo pair (%[3]s: its components, %[4]s and %[5]s: its
-// places in the traces pipeline, %[6]s: its metrics pipeline). It exposes
-// its own telemetry on a Prometheus endpoint, where the test reads what
-// was accepted and exported.
-const loadConfig = `
-receivers:
-  otlp:
-    protocols:
-      http:
-        endpoint: %[1]s
-processors:
-  batch:
-%[3]sexporters:
-  debug:
-    verbosity: basic
-    sampling_initial: 0
-    sampling_thereafter: 1000000
-extensions:
-  pprof:
-    endpoint: %[7]s
-service:
-  extensions: [pprof]
-  pipelines:
-    traces:
-      receivers: [otlp]
-      processors: [%[4]sbatch]
-      exporters: [debug%[5]s]
-%[6]s  telemetry:
-    logs:
-      level: warn
-    metrics:
-      level: normal
-      readers:
-        - pull:
-            exporter:
-              prometheus:
-                host: 127.0.0.1
-                port: %[2]d
-`
-
-// loadPipeline returns the collector configuration of pipeline name
-// ("without_llmslo" or "with_llmslo") on the given ports; pprofAddr is
-// where the collector serves its profiles.
-func loadPipeline(name, addr string, telPort int, pprofAddr string) string {
-	if name == "without_llmslo" {
-		return fmt.Sprintf(loadConfig, addr, telPort, "", "", "", "", pprofAddr)
-	}
-	return fmt.Sprintf(loadConfig, addr, telPort, `  llm_slo:
-    slos:
-      - name: interactive
-        ttft: 500ms
-        tpot: 15ms
-        e2e: 2s
-connectors:
-  llm_slo:
-    metrics_flush_interval: 5s
-`, "llm_slo, ", ", llm_slo", `    metrics:
-      receivers: [llm_slo]
-      exporters: [debug]
-`, pprofAddr)
-}
-
 // loadMix builds OTLP/HTTP request bodies of 100 spans each, the mix the
 // collector sees in an LLM deployment: 40 vLLM engine spans (attributes
 // only), 30 OpenLLMetry-style client spans of 20 chunk events, 30 semconv
@@ -158,33 +94,31 @@ func (r loadResult) line() string {
 		r.cpuSeconds/r.exported*1e6, r.throughputSpan, r.peakRSSMiB)
 }
 
-// TestCollectorLoad drives the built distribution over OTLP/HTTP with the
-// LLM span mix at fixed rates and at saturation, with and without the
-// llm_slo pair, a fresh collector for each run, and appends one line per run
-// to the file LLMSLO_BENCH_LOAD names (make bench). LOAD_SECONDS sets the
-// measured time per run (default 10), LOAD_ROUNDS the rounds (default 3):
-// a single run on a shared machine is noisy, so the report takes medians,
-// and the two pipelines swap order every round so that drift falls on both.
+// TestCollectorLoad drives the built distributions over OTLP/HTTP with the
+// LLM span mix at fixed rates and at saturation, one arm after another (see
+// armNames: the project's distribution without and with the llm_slo pair,
+// the contrib-only peer as pass-through, with span_metrics and with
+// signal_to_metrics), a fresh collector for each run, and appends one line
+// per run to the file LLMSLO_BENCH_LOAD names (make bench). LOAD_SECONDS
+// sets the measured time per run (default 10), LOAD_ROUNDS the rounds
+// (default 3), LOAD_ARMS (comma-separated) narrows the arms: a single run on
+// a shared machine is noisy, so the report takes medians, and the arms'
+// order rotates every round so that drift falls on all of them.
 func TestCollectorLoad(t *testing.T) {
 	out := os.Getenv("LLMSLO_BENCH_LOAD")
 	if out == "" {
 		t.Skip("set LLMSLO_BENCH_LOAD=<results file> to run (make bench)")
 	}
 	seconds, rounds := envInt("LOAD_SECONDS", 10), envInt("LOAD_ROUNDS", 3)
-	bin, err := filepath.Abs(filepath.Join("..", "dist", "otelcol-llmslo"))
-	require.NoError(t, err)
+	arms := loadArms(t)
 	bodies := loadMix(t, 20)
 	f, err := os.OpenFile(out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	require.NoError(t, err)
 	defer f.Close()
 	for round := 1; round <= rounds; round++ {
 		for _, rate := range loadRates() {
-			pipelines := []string{"without_llmslo", "with_llmslo"}
-			if round%2 == 0 {
-				slices.Reverse(pipelines)
-			}
-			for _, name := range pipelines {
-				r := runLoad(t, bin, name, bodies, rate, time.Duration(seconds)*time.Second)
+			for _, a := range roundOrder(arms, round) {
+				r := runLoad(t, a, bodies, rate, time.Duration(seconds)*time.Second)
 				r.round = round
 				t.Log(r.line())
 				_, err := f.WriteString(r.line() + "\n")
@@ -192,6 +126,36 @@ func TestCollectorLoad(t *testing.T) {
 			}
 		}
 	}
+}
+
+// loadArms are the arms LOAD_ARMS names, else all; each arm's binary must
+// have been built.
+func loadArms(t *testing.T) []arm {
+	names := armNames
+	if s := os.Getenv("LOAD_ARMS"); s != "" {
+		names = strings.Split(s, ",")
+	}
+	var arms []arm
+	for _, n := range names {
+		a := armByName(t, strings.TrimSpace(n))
+		if _, err := os.Stat(a.binary(t)); err != nil {
+			t.Fatalf("arm %s: %v (make dist builds the project's distribution, bench/peer/build.sh the peer)", a.name, err)
+		}
+		arms = append(arms, a)
+	}
+	return arms
+}
+
+// roundOrder rotates the arms by one place per round and reverses every
+// other round, so that each arm runs early, late and next to each other arm.
+func roundOrder(arms []arm, round int) []arm {
+	out := slices.Clone(arms)
+	k := (round - 1) % len(out)
+	out = append(out[k:], out[:k]...)
+	if round%2 == 0 {
+		slices.Reverse(out)
+	}
+	return out
 }
 
 // envInt reads a positive integer from the environment, else def.
@@ -224,13 +188,13 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-func runLoad(t *testing.T, bin, name string, bodies [][]byte, rate int, d time.Duration) loadResult {
+func runLoad(t *testing.T, a arm, bodies [][]byte, rate int, d time.Duration) loadResult {
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	telPort := freePort(t)
 	pprofAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte(loadPipeline(name, addr, telPort, pprofAddr)), 0o600))
-	cmd := exec.Command(bin, "--config", cfg)
+	require.NoError(t, os.WriteFile(cfg, []byte(a.config(t, addr, telPort, pprofAddr)), 0o600))
+	cmd := exec.Command(a.binary(t), "--config", cfg)
 	cmd.Stderr = os.Stderr
 	require.NoError(t, cmd.Start())
 	defer func() {
@@ -244,13 +208,13 @@ func runLoad(t *testing.T, bin, name string, bodies [][]byte, rate int, d time.D
 
 	before := cpuSeconds(t, cmd.Process.Pid)
 	exportedBefore := telemetryValue(t, telPort, "otelcol_exporter_sent_spans")
-	profiled := profileDuring(t, pprofAddr, name, rate, d)
+	profiled := profileDuring(t, pprofAddr, a.name, rate, d)
 	start := time.Now()
 	sent, refused := offer(client, url, bodies, rate, d)
 	elapsed := time.Since(start).Seconds()
 	profiled()
 	time.Sleep(2 * time.Second) // the batch processor's timeout is 200ms; leave it room
-	r := loadResult{pipeline: name, offered: rate, sent: sent, refused: refused, seconds: elapsed}
+	r := loadResult{pipeline: a.name, offered: rate, sent: sent, refused: refused, seconds: elapsed}
 	r.exported = telemetryValue(t, telPort, "otelcol_exporter_sent_spans") - exportedBefore
 	r.cpuSeconds = cpuSeconds(t, cmd.Process.Pid) - before
 	r.throughputSpan = r.exported / elapsed
