@@ -17,6 +17,9 @@ func (c *Config) Prefix() string { return c.AttributePrefix }
 // derives ITL again as the processor does.
 func (c *Config) ITLTokenAware() bool { return c.TokenAwareITL }
 
+// AssemblesTraces is trace_assembly.enabled (the report's Config).
+func (c *Config) AssemblesTraces() bool { return c.TraceAssembly.Enabled }
+
 // SLODefinitions are the configuration's SLOs as internal/slo defines them,
 // for the llmslo command, which runs this processor in-process and reads
 // its verdicts again (the same thresholds the processor compiles) and

@@ -110,13 +110,20 @@ func Read(r io.Reader, counted *atomic.Int64, fn func(ptrace.Traces) error) erro
 // went to fn. counted, if not nil, is advanced by the bytes read from r
 // (before decompression), for progress reports.
 func (rd *Reader) Read(r io.Reader, counted *atomic.Int64, fn func(ptrace.Traces) error) error {
+	return rd.ReadPieces(r, counted, decoding(fn))
+}
+
+// ReadPieces is Read handing fn each piece undecoded where the format
+// allows (protobuf), so that a caller decodes the pieces on several
+// cores: see Piece.
+func (rd *Reader) ReadPieces(r io.Reader, counted *atomic.Int64, fn func(Piece) error) error {
 	if counted != nil {
 		r = &countingReader{r: r, n: counted}
 	}
 	return rd.read(r, 0, fn)
 }
 
-func (rd *Reader) read(r io.Reader, depth int, fn func(ptrace.Traces) error) error {
+func (rd *Reader) read(r io.Reader, depth int, fn func(Piece) error) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	peek, err := br.Peek(4096)
 	if len(peek) == 0 {
@@ -140,7 +147,7 @@ func (rd *Reader) read(r io.Reader, depth int, fn func(ptrace.Traces) error) err
 	return fmt.Errorf("unrecognized input (starts % x): expected OTLP/JSON, OTLP protobuf (length-prefixed or one request) or gzip", peek[:min(len(peek), 8)])
 }
 
-func (rd *Reader) readGzip(r io.Reader, depth int, fn func(ptrace.Traces) error) error {
+func (rd *Reader) readGzip(r io.Reader, depth int, fn func(Piece) error) error {
 	if depth >= rd.lim.MaxGzipDepth {
 		return fmt.Errorf("gzip nested more than %d deep: raise --max-gzip-depth if that is meant", rd.lim.MaxGzipDepth)
 	}
@@ -224,13 +231,18 @@ func ReadFile(path string, counted *atomic.Int64, fn func(ptrace.Traces) error) 
 
 // ReadFile is Read on a named file, "-" meaning standard input.
 func (rd *Reader) ReadFile(path string, counted *atomic.Int64, fn func(ptrace.Traces) error) error {
+	return rd.ReadFilePieces(path, counted, decoding(fn))
+}
+
+// ReadFilePieces is ReadPieces on a named file, "-" meaning standard input.
+func (rd *Reader) ReadFilePieces(path string, counted *atomic.Int64, fn func(Piece) error) error {
 	if path == "-" {
-		return rd.Read(os.Stdin, counted, fn)
+		return rd.ReadPieces(os.Stdin, counted, fn)
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return rd.Read(f, counted, fn)
+	return rd.ReadPieces(f, counted, fn)
 }

@@ -20,7 +20,7 @@ import (
 // ({} on 2 bytes), so this keeps one document under about 1 GB.
 const MaxJSONObjects = 4 << 20
 
-func readJSON(r io.Reader, fn func(ptrace.Traces) error) error {
+func readJSON(r io.Reader, fn func(Piece) error) error {
 	lr := &docLimiter{r: r}
 	dec := json.NewDecoder(lr)
 	var um ptrace.JSONUnmarshaler
@@ -43,7 +43,7 @@ func readJSON(r io.Reader, fn func(ptrace.Traces) error) error {
 		if err != nil {
 			return fmt.Errorf("OTLP/JSON document %d: %w", i, err)
 		}
-		if err := fn(td); err != nil {
+		if err := fn(Piece{td: td}); err != nil {
 			return err
 		}
 	}
@@ -69,7 +69,7 @@ func (d *docLimiter) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func readProtoWhole(r io.Reader, fn func(ptrace.Traces) error) error {
+func readProtoWhole(r io.Reader, fn func(Piece) error) error {
 	buf, err := io.ReadAll(io.LimitReader(r, MaxRecordBytes+1))
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return &TruncatedError{What: "OTLP protobuf request", Record: 1, Err: err}
@@ -80,13 +80,17 @@ func readProtoWhole(r io.Reader, fn func(ptrace.Traces) error) error {
 	if len(buf) > MaxRecordBytes {
 		return fmt.Errorf("protobuf message over %d bytes: write it length-prefixed (llmslo capture does)", MaxRecordBytes)
 	}
-	if err := decodeProto(buf, fn); err != nil {
-		return fmt.Errorf("OTLP protobuf: %w", err)
+	const where = "OTLP protobuf"
+	err = SplitTraces(buf, PieceBytes, func(piece []byte) error {
+		return fn(Piece{msg: piece, where: where})
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
 	}
 	return nil
 }
 
-func readProtoDelimited(r io.Reader, fn func(ptrace.Traces) error) error {
+func readProtoDelimited(r io.Reader, fn func(Piece) error) error {
 	var size [4]byte
 	var buf []byte
 	for i := 1; ; i++ {
@@ -110,8 +114,12 @@ func readProtoDelimited(r io.Reader, fn func(ptrace.Traces) error) error {
 		if k, err := io.ReadFull(r, buf); err != nil {
 			return cut(i, fmt.Sprintf("%d of %d bytes", k, n), err)
 		}
-		if err := decodeProto(buf, fn); err != nil {
-			return fmt.Errorf("OTLP protobuf message %d: %w", i, err)
+		where := fmt.Sprintf("OTLP protobuf message %d", i)
+		err := SplitTraces(buf, PieceBytes, func(piece []byte) error {
+			return fn(Piece{msg: piece, where: where})
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
 		}
 	}
 }

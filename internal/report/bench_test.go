@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -71,8 +73,10 @@ func protoFile(b *testing.B, gen func(n, offset int) ptrace.Traces, total int) [
 	return buf.Bytes()
 }
 
-// BenchmarkReport measures the whole path from an OTLP protobuf file: decode,
-// the llm_slo processor, the record, and the report at the end.
+// BenchmarkReport measures the whole path from an OTLP protobuf file, as
+// llmslo report runs it: read, decode, the llm_slo processor, the record,
+// and the report at the end, on as many workers as -cpu gives it cores
+// (-cpu 1,2 shows what a second core adds).
 func BenchmarkReport(b *testing.B) {
 	for _, c := range []struct {
 		name string
@@ -81,19 +85,19 @@ func BenchmarkReport(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			const spans = 20_000
 			file := protoFile(b, c.gen, spans)
+			path := filepath.Join(b.TempDir(), "spans.pb")
+			if err := os.WriteFile(path, file, 0o600); err != nil {
+				b.Fatal(err)
+			}
 			opts := goldenOptions(&testing.T{})
 			b.SetBytes(int64(len(file)))
 			b.ResetTimer()
 			for range b.N {
-				e, err := NewEngine(context.Background(), opts)
+				r, err := Run(context.Background(), opts, Inputs{Paths: []string{path}}, nil, 0)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := otlpfile.Read(bytes.NewReader(file), nil, func(td ptrace.Traces) error { return e.Consume(context.Background(), td) }); err != nil {
-					b.Fatal(err)
-				}
-				_ = e.Close(context.Background())
-				if r := e.Report(nil); r.Requests != spans {
+				if r.Requests != spans {
 					b.Fatalf("%d requests", r.Requests)
 				}
 			}

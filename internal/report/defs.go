@@ -6,6 +6,7 @@ package report
 import (
 	"math"
 	"slices"
+	"sort"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -48,11 +49,7 @@ type streamRec struct {
 // addStream records the stream timing of a span with chunk events and
 // pools its chunk gaps; it reports whether the request is in the
 // definitions.
-func (e *Engine) addStream(span ptrace.Span, rec int, presetName, source string, outTokens int32) bool {
-	times, counts, ok := e.chunks(span, presetName)
-	if !ok {
-		return false
-	}
+func (e *Engine) addStream(span ptrace.Span, rec int, source string, outTokens int32, times, counts []int64) bool {
 	firstC, lastC := -1, -1
 	var tokens int64
 	contents := int32(0)
@@ -89,15 +86,14 @@ func (e *Engine) addStream(span ptrace.Span, rec int, presetName, source string,
 // -1 where the event has none), sorted by time; false when there are none
 // or when one lies outside the span (timing the processor does not trust
 // either).
-func (e *Engine) chunks(span ptrace.Span, presetName string) (times, counts []int64, ok bool) {
+func (e *Engine) chunks(span ptrace.Span, presetName string, times, counts []int64) ([]int64, []int64, bool) {
 	ev := e.events[presetName]
 	evs := span.Events()
 	start, end := int64(span.StartTimestamp()), int64(span.EndTimestamp())
 	if ev == nil || len(ev.Chunk) == 0 || evs.Len() == 0 || start <= 0 || end < start {
-		return nil, nil, false
+		return times, counts, false
 	}
-	times, counts = e.scratch.evTimes[:0], e.scratch.evCount[:0]
-	defer func() { e.scratch.evTimes, e.scratch.evCount = times, counts }()
+	from := len(times)
 	for i := 0; i < evs.Len(); i++ {
 		x := evs.At(i)
 		if !e.eventNames[x.Name()] || !slices.Contains(ev.Chunk, x.Name()) {
@@ -109,14 +105,22 @@ func (e *Engine) chunks(span ptrace.Span, presetName string) (times, counts []in
 		}
 		times, counts = append(times, ts), append(counts, chunkCount(x.Attributes(), ev.TokenCount))
 	}
-	// OTLP gives the order of events no meaning: sort by time, stably.
-	for i := 1; i < len(times); i++ {
-		for j := i; j > 0 && times[j] < times[j-1]; j-- {
-			times[j], times[j-1] = times[j-1], times[j]
-			counts[j], counts[j-1] = counts[j-1], counts[j]
-		}
+	// OTLP gives the order of events no meaning: sort by time, stably (in
+	// n log n: a hostile span's events in reverse order cost no more).
+	if t := times[from:]; !slices.IsSorted(t) {
+		sort.Stable(byTime{t, counts[from:]})
 	}
-	return times, counts, len(times) > 0
+	return times, counts, len(times) > from
+}
+
+// byTime sorts chunk events by time, their counts alongside.
+type byTime struct{ times, counts []int64 }
+
+func (b byTime) Len() int           { return len(b.times) }
+func (b byTime) Less(i, j int) bool { return b.times[i] < b.times[j] }
+func (b byTime) Swap(i, j int) {
+	b.times[i], b.times[j] = b.times[j], b.times[i]
+	b.counts[i], b.counts[j] = b.counts[j], b.counts[i]
 }
 
 // chunkCount is a chunk event's token count, -1 when it does not say.

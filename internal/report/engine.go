@@ -43,6 +43,10 @@ type Options struct {
 	MaxGaps int64
 	// Top is how many slowest requests to list per metric (default 10).
 	Top int
+	// Workers bounds the pieces of the inputs decoded and run through the
+	// processor at once (0: one per core, GOMAXPROCS). The report is the
+	// same for any number.
+	Workers int
 	// MaxGroups bounds the groups, the overflow group included (0:
 	// DefaultMaxGroups): past it, the requests of new dimension values
 	// are counted in the overflow group, so a dimension of unbounded
@@ -61,7 +65,10 @@ type Processor struct {
 	Config          component.Config
 	AttributePrefix string
 	TokenAwareITL   bool
-	SLOs            []slo.Definition
+	// Assembles is trace_assembly.enabled: the processor then holds spans
+	// across batches, so the engine reads its inputs on one core.
+	Assembles bool
+	SLOs      []slo.Definition
 	// Events are the chunk events of every preset, by name.
 	Events map[string]preset.Events
 }
@@ -76,6 +83,8 @@ type Config interface {
 	Prefix() string
 	// ITLTokenAware is token_aware_itl.
 	ITLTokenAware() bool
+	// AssemblesTraces is trace_assembly.enabled.
+	AssemblesTraces() bool
 	SLODefinitions() []slo.Definition
 	PresetEvents() map[string]preset.Events
 }
@@ -85,7 +94,7 @@ type Config interface {
 func NewProcessor(factory processor.Factory, cfg Config) Processor {
 	return Processor{
 		Factory: factory, Config: cfg, AttributePrefix: cfg.Prefix(),
-		TokenAwareITL: cfg.ITLTokenAware(), SLOs: cfg.SLODefinitions(), Events: cfg.PresetEvents(),
+		TokenAwareITL: cfg.ITLTokenAware(), Assembles: cfg.AssemblesTraces(), SLOs: cfg.SLODefinitions(), Events: cfg.PresetEvents(),
 	}
 }
 
@@ -141,9 +150,8 @@ type Engine struct {
 	misses                    []topK // per SLO, by E2E
 
 	scratch struct {
-		evTimes []int64
-		evCount []int64
-		dims    []string
+		batch batch // consume's, under mu
+		dims  []string
 	}
 }
 
@@ -276,10 +284,27 @@ func (e *Engine) Close(ctx context.Context) error {
 func (e *Engine) Spans() int64    { return e.spans.Load() }
 func (e *Engine) Requests() int64 { return e.requests.Load() }
 
-// consume receives the processor's output: every span, enriched.
-func (e *Engine) consume(_ context.Context, td ptrace.Traces) error {
+// consume receives the processor's output: every span, enriched. Called
+// by a parallel reader's worker (a *batch in ctx, see ingest.go), it only
+// reads the spans into that batch, for the reader to apply in input order;
+// otherwise (one core, or spans the trace assembly releases from its own
+// goroutine) it applies them at once.
+func (e *Engine) consume(ctx context.Context, td ptrace.Traces) error {
+	if b, ok := ctx.Value(batchKey{}).(*batch); ok {
+		e.extractAll(td, b)
+		return nil
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	b := &e.scratch.batch
+	b.reset()
+	e.extractAll(td, b)
+	e.applyAll(b)
+	return nil
+}
+
+// extractAll reads every LLM request span of td into b.
+func (e *Engine) extractAll(td ptrace.Traces, b *batch) {
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -288,11 +313,10 @@ func (e *Engine) consume(_ context.Context, td ptrace.Traces) error {
 		for j := 0; j < sss.Len(); j++ {
 			spans := sss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
-				e.add(spans.At(k), res)
+				e.extract(spans.At(k), res, b)
 			}
 		}
 	}
-	return nil
 }
 
 // spanView is what add reads off one enriched span.
@@ -306,50 +330,107 @@ type spanView struct {
 	serverQueue float64
 }
 
-func (e *Engine) add(span ptrace.Span, res pcommon.Map) {
+// batch holds the rows extract read off one processed piece, in span
+// order, and what they point into.
+type batch struct {
+	rows     []row
+	verdicts []uint16   // len(slos) per row
+	causes   []causeSet // len(slos) per row
+	// times and counts hold the rows' chunk events (see Engine.chunks).
+	times, counts []int64
+}
+
+func (b *batch) reset() {
+	b.rows, b.verdicts, b.causes = b.rows[:0], b.verdicts[:0], b.causes[:0]
+	b.times, b.counts = b.times[:0], b.counts[:0]
+}
+
+// row is one LLM request span as extract read it: everything that needs
+// none of the engine's shared state, so that it is read on any core.
+type row struct {
+	span ptrace.Span
+	res  pcommon.Map
+	end  int64
+	r    record
+	v    spanView
+	// chunks are the span's chunk events at times[from:to] of the batch,
+	// when hasChunks.
+	from, to  int
+	hasChunks bool
+}
+
+// extract reads one span into b when it is an LLM request span.
+func (e *Engine) extract(span ptrace.Span, res pcommon.Map, b *batch) {
 	attrs := span.Attributes()
 	src, ok := attrs.Get(e.keys.Source)
 	if !ok || src.Type() != pcommon.ValueTypeStr {
 		return // not an LLM request span
 	}
+	start, end := int64(span.StartTimestamp()), int64(span.EndTimestamp())
+	w := row{span: span, res: res, end: end,
+		r: record{start: start, dur: max(0, end-start), ttft: math.NaN(), tpot: math.NaN(), e2e: math.NaN(),
+			itlMax: math.NaN(), queue: math.NaN(), outTokens: -1, failed: span.Status().Code() == ptrace.StatusCodeError},
+		v: spanView{source: src.Str(), parts: unknownParts(), serverQueue: math.NaN()}}
+	base := len(b.verdicts)
+	for range e.slos {
+		b.verdicts = append(b.verdicts, 0)
+		b.causes = append(b.causes, 0)
+	}
+	e.readAttrs(attrs, &w.r, &w.v, b.verdicts[base:], b.causes[base:])
+	if math.IsNaN(w.v.parts[partQueue]) {
+		w.v.parts[partQueue] = w.v.serverQueue
+	}
+	if !w.r.failed {
+		presetName, _, _ := strings.Cut(w.v.source, ":")
+		w.from = len(b.times)
+		b.times, b.counts, w.hasChunks = e.chunks(span, presetName, b.times, b.counts)
+		if !w.hasChunks {
+			b.times, b.counts = b.times[:w.from], b.counts[:w.from]
+		}
+		w.to = len(b.times)
+	}
+	b.rows = append(b.rows, w)
+}
+
+// applyAll adds b's rows to the engine, in order. The caller holds e.mu.
+func (e *Engine) applyAll(b *batch) {
+	ns := len(e.slos)
+	for i := range b.rows {
+		e.apply(&b.rows[i], b.verdicts[i*ns:(i+1)*ns], b.causes[i*ns:(i+1)*ns], b.times[b.rows[i].from:b.rows[i].to], b.counts[b.rows[i].from:b.rows[i].to])
+	}
+}
+
+// apply adds one request: its record, group, verdicts, the slowest lists,
+// the tools' streams and the gap pools, in the order requests arrive, so
+// that the report does not depend on how many cores read them.
+func (e *Engine) apply(w *row, verdicts []uint16, causes []causeSet, times, counts []int64) {
 	e.requests.Add(1)
 	idx := len(e.recs)
-	start, end := int64(span.StartTimestamp()), int64(span.EndTimestamp())
-	r := record{start: start, dur: max(0, end-start), ttft: math.NaN(), tpot: math.NaN(), e2e: math.NaN(),
-		itlMax: math.NaN(), queue: math.NaN(), outTokens: -1, failed: span.Status().Code() == ptrace.StatusCodeError}
-	if start > 0 && start < e.minStart {
-		e.minStart = start
+	r, v := w.r, &w.v
+	if r.start > 0 && r.start < e.minStart {
+		e.minStart = r.start
 	}
-	if end > 0 && end > e.maxEnd {
-		e.maxEnd = end
+	if w.end > 0 && w.end > e.maxEnd {
+		e.maxEnd = w.end
 	}
 	if r.failed {
 		e.failed++
 	}
-	v := spanView{source: src.Str(), parts: unknownParts(), serverQueue: math.NaN()}
-	base := len(e.verdicts)
-	for range e.slos {
-		e.verdicts = append(e.verdicts, 0)
-		e.causes = append(e.causes, 0)
-	}
-	e.readAttrs(attrs, &r, &v, e.verdicts[base:], e.causes[base:])
-	r.group = e.groupOf(attrs, res, &v)
+	e.verdicts = append(e.verdicts, verdicts...)
+	e.causes = append(e.causes, causes...)
+	r.group = e.groupOf(w.span.Attributes(), w.res, v)
 	e.recs = append(e.recs, r)
-	if math.IsNaN(v.parts[partQueue]) {
-		v.parts[partQueue] = v.serverQueue
-	}
-	e.addMisses(idx, span, &v.parts)
-	e.slowest[mTTFT].add(r.ttft, span, idx)
-	e.slowest[mTPOT].add(r.tpot, span, idx)
-	e.slowest[mITL].add(r.itlMax, span, idx)
-	e.slowest[mE2E].add(r.e2e, span, idx)
-	e.slowest[mQueue].add(r.queue, span, idx)
+	e.addMisses(idx, w.span, &v.parts)
+	e.slowest[mTTFT].add(r.ttft, w.span, idx)
+	e.slowest[mTPOT].add(r.tpot, w.span, idx)
+	e.slowest[mITL].add(r.itlMax, w.span, idx)
+	e.slowest[mE2E].add(r.e2e, w.span, idx)
+	e.slowest[mQueue].add(r.queue, w.span, idx)
 	if r.failed {
 		return // latency distributions describe successful requests
 	}
-	presetName, _, _ := strings.Cut(v.source, ":")
-	inDefs := e.addStream(span, idx, presetName, v.source, r.outTokens)
-	e.addGaps(&v, r.group, inDefs)
+	inDefs := w.hasChunks && e.addStream(w.span, idx, v.source, r.outTokens, times, counts)
+	e.addGaps(v, r.group, inDefs)
 }
 
 // readAttrs reads what the processor wrote on the span in one pass over its

@@ -5,7 +5,6 @@ package report
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sync/atomic"
@@ -63,7 +62,7 @@ func Run(ctx context.Context, opts Options, in Inputs, progress io.Writer, inter
 			}
 		}
 	}()
-	runErr := readAll(ctx, e, in, &read)
+	runErr := ingest(ctx, e, in, &read)
 	close(stop)
 	<-done
 	if err := e.Close(ctx); err != nil && runErr == nil {
@@ -78,8 +77,8 @@ func Run(ctx context.Context, opts Options, in Inputs, progress io.Writer, inter
 	return e.Report(inputs), nil
 }
 
-// readAll reads every input into e: a truncated input is a warning, any
-// other error stops the run.
+// readAll reads every input into e on one core: a truncated input is a
+// warning, any other error stops the run.
 func readAll(ctx context.Context, e *Engine, in Inputs, read *atomic.Int64) error {
 	rd := otlpfile.NewReader(in.ReadLimits)
 	for _, path := range in.Paths {
@@ -89,15 +88,8 @@ func readAll(ctx context.Context, e *Engine, in Inputs, read *atomic.Int64) erro
 			}
 			return e.Consume(ctx, td)
 		})
-		var trunc *otlpfile.TruncatedError
-		if errors.As(err, &trunc) {
-			if in.Warn != nil {
-				in.Warn(fmt.Sprintf("%s: %v", path, err))
-			}
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+		if err := inputError(path, err, in.Warn); err != nil {
+			return err
 		}
 	}
 	return nil

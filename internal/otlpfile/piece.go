@@ -1,0 +1,59 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otlpfile
+
+import (
+	"fmt"
+	"slices"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// A Piece is one piece of an export request as ReadPieces yields it:
+// protobuf still encoded, so that decoding, the largest part of reading,
+// can run on several cores; OTLP/JSON decoded already (a JSON document is
+// decoded whole). An encoded piece borrows the reader's buffer until fn
+// returns: Keep copies it for later.
+type Piece struct {
+	msg   []byte
+	td    ptrace.Traces
+	where string
+}
+
+// Decode returns the piece's spans.
+func (p Piece) Decode() (ptrace.Traces, error) {
+	if p.msg == nil {
+		return p.td, nil
+	}
+	var um ptrace.ProtoUnmarshaler
+	return um.UnmarshalTraces(p.msg)
+}
+
+// Keep returns the piece with its own copy of the encoded bytes.
+func (p Piece) Keep() Piece {
+	p.msg = slices.Clone(p.msg)
+	return p
+}
+
+// Wrap puts err in terms of the record the piece came from, as Read words
+// the errors it returns itself: "OTLP protobuf message 3: ...". An error of
+// a decoded piece (OTLP/JSON) is returned as it is, as Read does.
+func (p Piece) Wrap(err error) error {
+	if err == nil || p.where == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", p.where, err)
+}
+
+// decoding is fn behind a decoder of each piece, as Read and ReadFile call
+// it.
+func decoding(fn func(ptrace.Traces) error) func(Piece) error {
+	return func(p Piece) error {
+		td, err := p.Decode()
+		if err != nil {
+			return err
+		}
+		return fn(td)
+	}
+}
