@@ -37,20 +37,25 @@ go test -run XXX -bench 'Connector/chunks_16/llmslo' -benchtime 2000x -cpuprofil
 go tool pprof -top -nodecount=12 results/connector.prof 2>/dev/null | tail -13 > results/connector.top.txt
 rm -f bench.test
 
-echo ">> end to end: the built distribution under load (about 7 minutes)"
+echo ">> end to end: the built distributions under load (about 15 minutes)"
 (cd .. && make dist >/dev/null)
-rm -f results/load.txt results/*_llmslo.prof
+./peer/build.sh
+# The peer's signal_to_metrics configuration computes what the pair does on
+# engine spans, or the comparison below would not be like for like.
+go test -count=1 -run 'TestPeerAgrees|TestArmConfigs' -v ./ | grep -E '^(---|ok|FAIL)|both find'
+rm -f results/load.txt results/*.prof
 LLMSLO_BENCH_LOAD="$PWD/results/load.txt" LLMSLO_BENCH_PROFILE="$PWD/results" \
-  go test -count=1 -run TestCollectorLoad -timeout 30m -v ./
-for arm in without_llmslo with_llmslo; do
+  go test -count=1 -run TestCollectorLoad -timeout 60m -v ./
+for arm in without_llmslo with_llmslo peer_signal_to_metrics; do
   go tool pprof -top -nodecount=12 "results/$arm.prof" 2>/dev/null | tail -13 > "results/collector_$arm.top.txt"
 done
 # sed, not head: head would close the pipe early and fail the script under pipefail.
 go tool pprof -top -cum -focus llmslo -nodecount=300 results/with_llmslo.prof 2>/dev/null \
   | grep -E 'flat%|github.com/llmslo' | sed -n 1,16p > results/collector_llmslo.top.txt
 
-echo ">> llmslo report: throughput and memory from OTLP protobuf (one core)"
-(cd .. && go test ./internal/report -run XXX -bench 'BenchmarkReport|MemoryPerRequest' -benchtime 3x -cpu 1) | tee results/report.txt
+echo ">> llmslo report: throughput on one and two cores, memory per request"
+(cd .. && go test ./internal/report -run XXX -bench 'BenchmarkReport' -benchtime 5x -count 3 -cpu 1,2 \
+  && go test ./internal/report -run XXX -bench 'MemoryPerRequest' -benchtime 3x -cpu 1) | tee results/report.txt
 
 go run ./report -dir results -out ../BENCHMARKS.md
 echo ">> wrote BENCHMARKS.md"
