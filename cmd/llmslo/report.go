@@ -51,6 +51,7 @@ llmslo define them, and the slowest requests with their trace and span IDs.`,
 	fl.Int64Var(&f.maxGaps, "max-gaps", 64<<20, "inter-token gaps kept for exact pooled ITL percentiles (8 bytes each); beyond it, a 1% sketch")
 	fl.IntVar(&f.top, "top", 10, "slowest requests listed per metric")
 	fl.IntVar(&f.maxGroups, "max-groups", report.DefaultMaxGroups, `groups reported, one of them "(other groups)" holding the requests of every group past the rest`)
+	fl.IntVar(&f.workers, "workers", 0, "inputs' pieces decoded and processed at once (0: one per core); the report is the same for any number")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on standard error")
 	fl.Int64Var(&f.limits.MaxDecodedBytes, "max-decoded-bytes", otlpfile.DefaultMaxDecodedBytes, "bytes read after decompression, over all inputs, before giving up (a gzip bomb stops here)")
 	fl.IntVar(&f.limits.MaxGzipDepth, "max-gzip-depth", otlpfile.DefaultMaxGzipDepth, "gzip layers inside one another")
@@ -61,7 +62,7 @@ type reportFlags struct {
 	configPath, processorID, format, out, by string
 	slos                                     []string
 	maxGaps                                  int64
-	top, maxGroups                           int
+	top, maxGroups, workers                  int
 	quiet                                    bool
 	limits                                   otlpfile.ReadLimits
 }
@@ -69,6 +70,9 @@ type reportFlags struct {
 func runReport(cmd *cobra.Command, args []string, f *reportFlags) error {
 	if !slices.Contains([]string{"text", "markdown", "json", "html"}, f.format) {
 		return fmt.Errorf("--format %q: allowed values are text, markdown, json, html", f.format)
+	}
+	if f.workers < 0 {
+		return fmt.Errorf("--workers %d: must be 0 (one per core) or more", f.workers)
 	}
 	if f.maxGroups < 2 {
 		return fmt.Errorf("--max-groups %d: must be at least 2 (one group and the overflow group)", f.maxGroups)
@@ -92,7 +96,7 @@ func runReport(cmd *cobra.Command, args []string, f *reportFlags) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	opts := report.Options{Processor: report.NewProcessor(llmsloprocessor.NewFactory(), cfg), ProcessorID: id, MaxGaps: f.maxGaps, Top: f.top, MaxGroups: f.maxGroups}
+	opts := report.Options{Processor: report.NewProcessor(llmsloprocessor.NewFactory(), cfg), ProcessorID: id, MaxGaps: f.maxGaps, Top: f.top, MaxGroups: f.maxGroups, Workers: f.workers}
 	for _, d := range strings.Split(f.by, ",") {
 		if d = strings.TrimSpace(d); d != "" {
 			opts.By = append(opts.By, d)
