@@ -5,14 +5,11 @@ package bench
 
 import (
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,11 +18,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/llmslo/llmslo/internal/benchspans"
+	"github.com/llmslo/llmslo/internal/otlpio"
 )
 
 // TestPeerAgrees checks that the peer's signal_to_metrics configuration
@@ -130,15 +127,15 @@ func agreementSpans(n int) (ptrace.Traces, expectation) {
 }
 
 // collectMetrics runs the arm's collector with its metrics sent over
-// OTLP/HTTP to a sink of the test's, posts body, and returns per metric,
+// OTLP/HTTP to a receiver of the test's, posts body, and returns per metric,
 // model and "count"/"sum" what the collector reported (cumulative series
 // read at their last point, delta points added up), once at least minSeries
 // series have been seen and the collector has shut down, flushing.
 func collectMetrics(t *testing.T, a arm, body []byte, minSeries int) map[string]float64 {
-	sink := newMetricSink()
-	srv := httptest.NewServer(sink)
-	defer srv.Close()
-	a.metricsExporter = srv.URL
+	rcv, err := otlpio.NewReceiver("127.0.0.1:0")
+	require.NoError(t, err)
+	defer rcv.Close()
+	a.metricsExporter = "http://" + rcv.Addr()
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte(a.config(t, addr, freePort(t), fmt.Sprintf("127.0.0.1:%d", freePort(t)))), 0o600))
@@ -149,59 +146,39 @@ func collectMetrics(t *testing.T, a arm, body []byte, minSeries int) map[string]
 	waitReady(t, client, "http://"+addr+"/v1/traces", body[:0])
 	require.NoError(t, post(client, "http://"+addr+"/v1/traces", body))
 	deadline := time.Now().Add(30 * time.Second)
-	for sink.seriesSeen() < minSeries && time.Now().Before(deadline) {
+	for len(seriesOf(rcv.Metrics())) < minSeries && time.Now().Before(deadline) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	time.Sleep(time.Second) // the batch processor's 200 ms and a last export
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, cmd.Wait())
-	return sink.totals()
+	return totals(seriesOf(rcv.Metrics()))
 }
 
-// metricSink receives OTLP/HTTP metric exports and keeps, per series, its
-// points.
-type metricSink struct {
-	mu     sync.Mutex
-	series map[string]seriesPoints
-}
-
+// seriesPoints is one series of the metrics received, reduced to its count
+// and sum.
 type seriesPoints struct {
 	metric, model string
-	delta         bool
 	last          pcommon.Timestamp
 	count, sum    float64
 }
 
-func newMetricSink() *metricSink { return &metricSink{series: map[string]seriesPoints{}} }
-
-func (s *metricSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	b, err := io.ReadAll(r.Body)
-	req := pmetricotlp.NewExportRequest()
-	if err == nil {
-		err = req.UnmarshalProto(b)
-	}
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	s.add(req.Metrics())
-	resp, _ := pmetricotlp.NewExportResponse().MarshalProto()
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	_, _ = w.Write(resp)
-}
-
-func (s *metricSink) add(md pmetric.Metrics) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, rm := range md.ResourceMetrics().All() {
-		for _, sm := range rm.ScopeMetrics().All() {
-			for _, m := range sm.Metrics().All() {
-				for _, p := range points(m) {
-					s.record(m.Name(), p)
+// seriesOf reduces the metrics received to their series, by metric and
+// attributes.
+func seriesOf(batches []pmetric.Metrics) map[string]seriesPoints {
+	series := map[string]seriesPoints{}
+	for _, md := range batches {
+		for _, rm := range md.ResourceMetrics().All() {
+			for _, sm := range rm.ScopeMetrics().All() {
+				for _, m := range sm.Metrics().All() {
+					for _, p := range points(m) {
+						record(series, m.Name(), p)
+					}
 				}
 			}
 		}
 	}
+	return series
 }
 
 // point is a data point reduced to what the comparison reads.
@@ -240,7 +217,7 @@ func points(m pmetric.Metric) []point {
 
 // record keeps a point of the server layer (llm_slo's engine series) or
 // of the peer's, under the SLO the benchmark configures.
-func (s *metricSink) record(metric string, p point) {
+func record(series map[string]seriesPoints, metric string, p point) {
 	if l, ok := p.attrs.Get("llm.layer"); ok && l.Str() != "server" {
 		return
 	}
@@ -255,8 +232,8 @@ func (s *metricSink) record(metric string, p point) {
 		}
 	}
 	id := metric + "|" + fmt.Sprint(p.attrs.AsRaw())
-	cur := s.series[id]
-	cur.metric, cur.model, cur.delta = metric, model, p.delta
+	cur := series[id]
+	cur.metric, cur.model = metric, model
 	switch {
 	case p.delta:
 		cur.count += p.count
@@ -264,21 +241,13 @@ func (s *metricSink) record(metric string, p point) {
 	case p.at >= cur.last:
 		cur.last, cur.count, cur.sum = p.at, p.count, p.sum
 	}
-	s.series[id] = cur
-}
-
-func (s *metricSink) seriesSeen() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.series)
+	series[id] = cur
 }
 
 // totals adds the series up per metric, model and statistic.
-func (s *metricSink) totals() map[string]float64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func totals(series map[string]seriesPoints) map[string]float64 {
 	out := map[string]float64{}
-	for _, sp := range s.series {
+	for _, sp := range series {
 		out[key(sp.metric, sp.model, "count")] += sp.count
 		out[key(sp.metric, sp.model, "sum")] += sp.sum
 	}
