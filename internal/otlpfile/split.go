@@ -53,21 +53,20 @@ func SplitTraces(msg []byte, limit int, fn func(piece []byte) error) error {
 }
 
 // splitter gathers ResourceSpans into a request until the next would
-// take it past limit.
+// take it past limit. Each ResourceSpans is written into the piece once,
+// from the slices of msg it is made of.
 type splitter struct {
 	limit int
 	fn    func([]byte) error
 	buf   []byte
 }
 
-func (s *splitter) add(rs []byte) error {
-	n := fieldSize(len(rs))
+// reserve makes room for a field of n bytes, flushing the piece when the
+// field would take it past limit.
+func (s *splitter) reserve(n int) error {
 	if len(s.buf) > 0 && len(s.buf)+n > s.limit {
-		if err := s.flush(); err != nil {
-			return err
-		}
+		return s.flush()
 	}
-	s.buf = appendField(s.buf, fieldResourceSpans, rs)
 	return nil
 }
 
@@ -80,26 +79,59 @@ func (s *splitter) flush() error {
 	return err
 }
 
+// addResource adds a whole ResourceSpans.
+func (s *splitter) addResource(rs []byte) error {
+	if err := s.reserve(fieldSize(len(rs))); err != nil {
+		return err
+	}
+	s.buf = appendField(s.buf, fieldResourceSpans, rs)
+	return nil
+}
+
+// addScope adds a ResourceSpans of head (its fields but the scopes) and
+// one ScopeSpans whose encoding is the concatenation of scope.
+func (s *splitter) addScope(head []byte, scope ...[]byte) error {
+	n := 0
+	for _, part := range scope {
+		n += len(part)
+	}
+	rs := len(head) + fieldSize(n)
+	if err := s.reserve(fieldSize(rs)); err != nil {
+		return err
+	}
+	s.buf = appendTag(s.buf, fieldResourceSpans, rs)
+	s.buf = append(s.buf, head...)
+	s.buf = appendTag(s.buf, fieldScopeSpans, n)
+	for _, part := range scope {
+		s.buf = append(s.buf, part...)
+	}
+	return nil
+}
+
 // resource adds one ResourceSpans, cut between its scopes (and their
 // spans) when it does not fit a piece by itself.
 func (s *splitter) resource(rs []byte) error {
 	if fieldSize(len(rs)) <= s.limit {
-		return s.add(rs)
+		return s.addResource(rs)
 	}
 	return splitLevel(rs, fieldScopeSpans, s.limit, false, func(head, scope []byte) error {
 		if fieldSize(len(head)+fieldSize(len(scope))) <= s.limit {
-			return s.add(appendField(head, fieldScopeSpans, scope))
+			return s.addScope(head, scope)
 		}
-		return splitLevel(scope, fieldSpans, s.limit, true, func(shead, spans []byte) error {
-			ss := append(shead, spans...)
-			return s.add(appendField(head, fieldScopeSpans, ss))
+		// A run of spans fits what the piece's ResourceSpans leaves: its
+		// head and the tags and lengths of both levels.
+		room := s.limit - len(head) - 2*(1+binary.MaxVarintLen32)
+		return splitLevel(scope, fieldSpans, room, true, func(shead, spans []byte) error {
+			return s.addScope(head, shead, spans)
 		})
 	})
 }
 
-// splitLevel calls fn for the repeated field child of m with a copy of m's
-// other fields as head: with each child's value, or with runs of whole
-// encoded child fields that fit limit together with the head.
+// splitLevel calls fn for the repeated field child of m with m's other
+// fields as head: with each child's value, or with runs of whole encoded
+// child fields that fit limit together with the head. A run of fields
+// next to each other in m is a slice of m; fn must not keep or change
+// head or items.
 func splitLevel(m []byte, child, limit int, runs bool, fn func(head, items []byte) error) error {
 	var head []byte
 	err := eachField(m, func(num, typ int, field, _ []byte) error {
@@ -111,28 +143,68 @@ func splitLevel(m []byte, child, limit int, runs bool, fn func(head, items []byt
 	if err != nil {
 		return err
 	}
-	var run []byte
+	var run run
 	err = eachField(m, func(num, typ int, field, value []byte) error {
 		if num != child || typ != wireBytes {
 			return nil
 		}
 		if !runs {
-			return fn(append([]byte(nil), head...), value)
+			return fn(head, value)
 		}
-		if len(run) > 0 && fieldSize(len(head)+len(run)+len(field)) > limit {
-			if err := fn(append([]byte(nil), head...), run); err != nil {
+		if run.len() > 0 && fieldSize(len(head)+run.len()+len(field)) > limit {
+			if err := fn(head, run.bytes()); err != nil {
 				return err
 			}
-			run = run[:0]
+			run.reset()
 		}
-		run = append(run, field...)
+		run.add(m, field)
 		return nil
 	})
-	if err == nil && len(run) > 0 {
-		err = fn(append([]byte(nil), head...), run)
+	if err == nil && run.len() > 0 {
+		err = fn(head, run.bytes())
 	}
 	return err
 }
+
+// run is a run of encoded fields of one message: a slice of the message
+// while each field follows the last (the usual layout), a copy once one
+// does not.
+type run struct {
+	from, to int // the run is m[from:to] while copied is nil
+	m        []byte
+	copied   []byte
+}
+
+// add appends field, a slice of m.
+func (r *run) add(m, field []byte) {
+	at := cap(m) - cap(field) // field's offset in m
+	switch {
+	case r.copied != nil:
+		r.copied = append(r.copied, field...)
+	case r.to == r.from:
+		r.m, r.from, r.to = m, at, at+len(field)
+	case at == r.to:
+		r.to += len(field)
+	default:
+		r.copied = append(append([]byte(nil), r.m[r.from:r.to]...), field...)
+	}
+}
+
+func (r *run) len() int {
+	if r.copied != nil {
+		return len(r.copied)
+	}
+	return r.to - r.from
+}
+
+func (r *run) bytes() []byte {
+	if r.copied != nil {
+		return r.copied
+	}
+	return r.m[r.from:r.to]
+}
+
+func (r *run) reset() { *r = run{} }
 
 // Wire types of the protobuf encoding.
 const (
@@ -195,7 +267,12 @@ func fieldSize(n int) int {
 }
 
 func appendField(b []byte, num int, value []byte) []byte {
+	return append(appendTag(b, num, len(value)), value...)
+}
+
+// appendTag appends the tag and length of a length-delimited field of n
+// bytes.
+func appendTag(b []byte, num, n int) []byte {
 	b = binary.AppendUvarint(b, uint64(num)<<3|wireBytes)
-	b = binary.AppendUvarint(b, uint64(len(value)))
-	return append(b, value...)
+	return binary.AppendUvarint(b, uint64(n))
 }

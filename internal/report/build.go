@@ -6,6 +6,8 @@ package report
 import (
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -21,14 +23,16 @@ func rfc3339(ns int64) string {
 	return time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
 }
 
-// build computes the report from the records, one section after the
-// other (the files named after them).
+// build computes the report from the records. Its sections (the files
+// named after them) read the records and each writes only its own part of
+// the report, so they run at once on every core (e.cores()) and the report
+// is the same on any number.
 func (e *Engine) build(inputs []string) *Report {
 	r := &Report{
 		Schema: schema.SchemaVersion, Inputs: inputs, Processor: e.opts.ProcessorID, GroupBy: e.opts.By,
 		MaxGroups: e.opts.MaxGroups, OverflowRequests: e.overflowed,
 		Spans: e.spans.Load(), Requests: int64(len(e.recs)), Failed: e.failed,
-		Duration: schema.NaN(), SLOs: []schema.SLOReport{}, Attribution: []schema.Attribution{}, Sweep: []schema.SweepCurve{}, Timeline: []schema.Timeline{},
+		Duration: schema.NaN(), Sweep: []schema.SweepCurve{},
 	}
 	if r.Inputs == nil {
 		r.Inputs = []string{}
@@ -38,16 +42,48 @@ func (e *Engine) build(inputs []string) *Report {
 		r.Duration = schema.Num(float64(e.maxEnd-e.minStart) / 1e9)
 	}
 	order := e.groupOrder()
+	ns := len(e.slos)
+	r.SLOs, r.Attribution, r.Timeline = make([]schema.SLOReport, ns), make([]schema.Attribution, ns), make([]schema.Timeline, ns)
+	sweeps := make([][]schema.SweepCurve, ns)
+	lat := e.latencySections(order)
+	defs := e.definitionSections()
+	tasks := append(lat.tasks, defs.tasks...) // the largest first
+	tasks = append(tasks, func() { r.Slowest = e.slowestLists() })
 	for i := range e.slos {
-		r.SLOs = append(r.SLOs, e.sloReport(i, order, float64(r.Duration)))
-		r.Attribution = append(r.Attribution, e.attribution(i, order))
-		r.Sweep = append(r.Sweep, e.sweep(i, order)...)
-		r.Timeline = append(r.Timeline, e.timeline(i))
+		tasks = append(tasks,
+			func() { r.SLOs[i] = e.sloReport(i, order, float64(r.Duration)) },
+			func() { r.Attribution[i] = e.attribution(i, order) },
+			func() { sweeps[i] = e.sweep(i, order) },
+			func() { r.Timeline[i] = e.timeline(i) })
 	}
-	r.Latency, r.CDFs = e.latency(order)
-	r.Definitions = e.definitions()
-	r.Slowest = e.slowestLists()
+	runTasks(e.cores(), tasks)
+	for _, s := range sweeps {
+		r.Sweep = append(r.Sweep, s...)
+	}
+	r.Latency, r.CDFs = lat.result()
+	r.Definitions = defs.result()
 	return r
+}
+
+// runTasks runs every task on up to n goroutines, and returns when all
+// have.
+func runTasks(n int, tasks []func()) {
+	if n <= 1 {
+		for _, t := range tasks {
+			t()
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(n, len(tasks)) {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(tasks)); i = next.Add(1) - 1 {
+				tasks[i]()
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // groupOrder sorts the groups by their dimension values.

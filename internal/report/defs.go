@@ -46,10 +46,10 @@ type streamRec struct {
 	usage                         bool  // n is the producer's usage count
 }
 
-// addStream records the stream timing of a span with chunk events and
-// pools its chunk gaps; it reports whether the request is in the
-// definitions.
-func (e *Engine) addStream(span ptrace.Span, rec int, source string, outTokens int32, times, counts []int64) bool {
+// streamOf is the stream timing of a span with chunk events (times and
+// counts); false when none of them carries output, and the request is not
+// in the definitions. rec is left for apply to set.
+func streamOf(span ptrace.Span, source string, outTokens int32, times, counts []int64) (streamRec, bool) {
 	firstC, lastC := -1, -1
 	var tokens int64
 	contents := int32(0)
@@ -64,22 +64,19 @@ func (e *Engine) addStream(span ptrace.Span, rec int, source string, outTokens i
 		}
 	}
 	if firstC < 0 {
-		return false
+		return streamRec{}, false
 	}
-	events := int32(lastC + 1)
-	e.poolChunkGaps(times[:lastC+1], counts[:lastC+1], contents == events)
 	n := int64(outTokens)
 	if n < 0 {
 		n = tokens
 	}
 	start := int64(span.StartTimestamp())
-	e.streams = append(e.streams, streamRec{
-		rec: int32(rec), events: events, contents: contents,
+	return streamRec{
+		events: int32(lastC + 1), contents: contents,
 		firstChoice: times[0] - start, first: times[firstC] - start, last: times[lastC] - start,
 		end: int64(span.EndTimestamp()) - start,
 		n:   n, usage: outTokens >= 0 && !strings.Contains(source, derive.QualifierOutputTokensFromChunks),
-	})
-	return true
+	}, true
 }
 
 // chunks returns the span's chunk events (times in Unix ns, token counts,
@@ -142,28 +139,31 @@ func chunkCount(attrs pcommon.Map, key string) int64 {
 	return max(count, -1)
 }
 
-// poolChunkGaps pools the gaps of the events up to the last content chunk:
-// requests whose choices chunks are all content chunks share one pool
-// (vLLM's and SGLang's gaps are then the same); the others keep both.
-func (e *Engine) poolChunkGaps(times, counts []int64, allContent bool) {
+// chunkGaps reads into b the tool gaps of the events up to the last
+// content chunk (the stream's events): requests whose choices chunks are
+// all content chunks share one pool (vLLM's and SGLang's gaps are then
+// the same); the others keep both.
+func (b *batch) chunkGaps(w *row, times, counts []int64, allContent bool) {
+	w.plain.from, w.contentZ.from, w.choicesZ.from = len(b.plain), len(b.contentZ), len(b.choicesZ)
 	if allContent {
 		for i := 1; i < len(times); i++ {
-			e.plain.add(nanos(times[i]-times[i-1]), 1)
+			b.plain = appendPoolable(b.plain, nanos(times[i]-times[i-1]))
 		}
-		return
-	}
-	prev := int64(-1)
-	for i := range times {
-		if i > 0 {
-			e.choicesZ.add(nanos(times[i]-times[i-1]), 1)
-		}
-		if counts[i] != 0 {
-			if prev >= 0 {
-				e.contentZ.add(nanos(times[i]-prev), 1)
+	} else {
+		prev := int64(-1)
+		for i := range times {
+			if i > 0 {
+				b.choicesZ = appendPoolable(b.choicesZ, nanos(times[i]-times[i-1]))
 			}
-			prev = times[i]
+			if counts[i] != 0 {
+				if prev >= 0 {
+					b.contentZ = appendPoolable(b.contentZ, nanos(times[i]-prev))
+				}
+				prev = times[i]
+			}
 		}
 	}
+	w.plain.to, w.contentZ.to, w.choicesZ.to = len(b.plain), len(b.contentZ), len(b.choicesZ)
 }
 
 func nanos(ns int64) float64 { return float64(ns) / 1e9 }
@@ -347,17 +347,29 @@ func (t *toolValues) addGuideLLM(s streamRec) {
 	}
 }
 
-// definitions computes every tool's metrics over the same streams.
-func (e *Engine) definitions() schema.Definitions {
-	d := schema.Definitions{Requests: int64(len(e.streams))}
-	var t toolValues
+// definitionParts are the definitions, one task per tool, which build
+// runs at once.
+type definitionParts struct {
+	tasks    []func()
+	requests int64
+	tools    []schema.ToolDefs
+}
+
+// definitionSections sets up every tool's metrics over the same streams.
+func (e *Engine) definitionSections() *definitionParts {
+	t := &toolValues{}
 	for _, s := range e.streams {
 		t.add(s, &e.recs[s.rec])
 	}
-	for _, info := range tools {
-		d.Tools = append(d.Tools, e.toolDefs(info, &t))
+	dp := &definitionParts{requests: int64(len(e.streams)), tools: make([]schema.ToolDefs, len(tools))}
+	for k, info := range tools {
+		dp.tasks = append(dp.tasks, func() { dp.tools[k] = e.toolDefs(info, t) })
 	}
-	return d
+	return dp
+}
+
+func (dp *definitionParts) result() schema.Definitions {
+	return schema.Definitions{Requests: dp.requests, Tools: dp.tools}
 }
 
 // toolDefs summarizes one tool's metrics with its own statistics.

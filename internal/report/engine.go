@@ -336,14 +336,25 @@ type batch struct {
 	rows     []row
 	verdicts []uint16   // len(slos) per row
 	causes   []causeSet // len(slos) per row
-	// times and counts hold the rows' chunk events (see Engine.chunks).
+	// times and counts hold one span's chunk events at a time (see
+	// Engine.chunks).
 	times, counts []int64
+	// gaps and weights hold the rows' llmslo gaps, the others the tool
+	// gaps of their streams (chunkGaps), all ready for the pools.
+	gaps                      []float64
+	weights                   []uint32
+	plain, contentZ, choicesZ []float64
 }
 
 func (b *batch) reset() {
 	b.rows, b.verdicts, b.causes = b.rows[:0], b.verdicts[:0], b.causes[:0]
 	b.times, b.counts = b.times[:0], b.counts[:0]
+	b.gaps, b.weights = b.gaps[:0], b.weights[:0]
+	b.plain, b.contentZ, b.choicesZ = b.plain[:0], b.contentZ[:0], b.choicesZ[:0]
 }
+
+// extent is a row's part of one of its batch's slices.
+type extent struct{ from, to int }
 
 // row is one LLM request span as extract read it: everything that needs
 // none of the engine's shared state, so that it is read on any core.
@@ -353,10 +364,13 @@ type row struct {
 	end  int64
 	r    record
 	v    spanView
-	// chunks are the span's chunk events at times[from:to] of the batch,
-	// when hasChunks.
-	from, to  int
-	hasChunks bool
+	// inDefs: the request is in the definitions, with stream.
+	inDefs bool
+	stream streamRec
+	// The row's parts of the batch's gaps, weights (when weighted) and
+	// tool gaps.
+	gaps, plain, contentZ, choicesZ extent
+	weighted                        bool
 }
 
 // extract reads one span into b when it is an LLM request span.
@@ -381,29 +395,41 @@ func (e *Engine) extract(span ptrace.Span, res pcommon.Map, b *batch) {
 		w.v.parts[partQueue] = w.v.serverQueue
 	}
 	if !w.r.failed {
-		presetName, _, _ := strings.Cut(w.v.source, ":")
-		w.from = len(b.times)
-		b.times, b.counts, w.hasChunks = e.chunks(span, presetName, b.times, b.counts)
-		if !w.hasChunks {
-			b.times, b.counts = b.times[:w.from], b.counts[:w.from]
-		}
-		w.to = len(b.times)
+		e.streamGaps(span, &w, b)
+		b.llmsloGaps(&w)
 	}
 	b.rows = append(b.rows, w)
+}
+
+// streamGaps reads the span's chunk events into the row's stream and b's
+// tool gaps, when the request is in the definitions.
+func (e *Engine) streamGaps(span ptrace.Span, w *row, b *batch) {
+	presetName, _, _ := strings.Cut(w.v.source, ":")
+	var ok bool
+	b.times, b.counts, ok = e.chunks(span, presetName, b.times[:0], b.counts[:0])
+	times, counts := b.times, b.counts
+	if !ok {
+		return
+	}
+	w.stream, w.inDefs = streamOf(span, w.v.source, w.r.outTokens, times, counts)
+	if w.inDefs {
+		last := int(w.stream.events)
+		b.chunkGaps(w, times[:last], counts[:last], w.stream.contents == w.stream.events)
+	}
 }
 
 // applyAll adds b's rows to the engine, in order. The caller holds e.mu.
 func (e *Engine) applyAll(b *batch) {
 	ns := len(e.slos)
 	for i := range b.rows {
-		e.apply(&b.rows[i], b.verdicts[i*ns:(i+1)*ns], b.causes[i*ns:(i+1)*ns], b.times[b.rows[i].from:b.rows[i].to], b.counts[b.rows[i].from:b.rows[i].to])
+		e.apply(b, &b.rows[i], b.verdicts[i*ns:(i+1)*ns], b.causes[i*ns:(i+1)*ns])
 	}
 }
 
-// apply adds one request: its record, group, verdicts, the slowest lists,
-// the tools' streams and the gap pools, in the order requests arrive, so
-// that the report does not depend on how many cores read them.
-func (e *Engine) apply(w *row, verdicts []uint16, causes []causeSet, times, counts []int64) {
+// apply adds one request of b: its record, group, verdicts, the slowest
+// lists, the tools' streams and the gap pools, in the order requests
+// arrive, so that the report does not depend on how many cores read them.
+func (e *Engine) apply(b *batch, w *row, verdicts []uint16, causes []causeSet) {
 	e.requests.Add(1)
 	idx := len(e.recs)
 	r, v := w.r, &w.v
@@ -429,8 +455,23 @@ func (e *Engine) apply(w *row, verdicts []uint16, causes []causeSet, times, coun
 	if r.failed {
 		return // latency distributions describe successful requests
 	}
-	inDefs := w.hasChunks && e.addStream(w.span, idx, v.source, r.outTokens, times, counts)
-	e.addGaps(v, r.group, inDefs)
+	if w.inDefs {
+		s := w.stream
+		s.rec = int32(idx)
+		e.streams = append(e.streams, s)
+		e.plain.addAll(b.plain[w.plain.from:w.plain.to], nil)
+		e.contentZ.addAll(b.contentZ[w.contentZ.from:w.contentZ.to], nil)
+		e.choicesZ.addAll(b.choicesZ[w.choicesZ.from:w.choicesZ.to], nil)
+	}
+	p := e.gapsRest[r.group]
+	if w.inDefs {
+		p = e.gapsDefs[r.group]
+	}
+	var ws []uint32
+	if w.weighted {
+		ws = b.weights[w.gaps.from:w.gaps.to]
+	}
+	p.addAll(b.gaps[w.gaps.from:w.gaps.to], ws)
 }
 
 // readAttrs reads what the processor wrote on the span in one pass over its
@@ -587,15 +628,13 @@ func (e *Engine) addGroup(g schema.Group) uint32 {
 	return id
 }
 
-// addGaps pools the request's inter-token gaps as llmslo measures them: the
-// processor's llm.itl.gaps, with llm.itl.gap_weights when token-aware ITL
-// weighed them (the processor writes them on every request with two
-// outputs or more).
-func (e *Engine) addGaps(v *spanView, group uint32, inDefs bool) {
-	p := e.gapsRest[group]
-	if inDefs {
-		p = e.gapsDefs[group]
-	}
+// llmsloGaps reads into b the request's inter-token gaps as llmslo
+// measures them, for its group's pool: the processor's llm.itl.gaps, with
+// llm.itl.gap_weights when token-aware ITL weighed them (the processor
+// writes them on every request with two outputs or more).
+func (b *batch) llmsloGaps(w *row) {
+	v := &w.v
+	w.gaps = extent{len(b.gaps), len(b.gaps)}
 	if !v.hasGaps {
 		return
 	}
@@ -603,13 +642,17 @@ func (e *Engine) addGaps(v *spanView, group uint32, inDefs bool) {
 	// own bound on a token count: a hostile weight cannot stretch the loops.
 	budget := int64(derive.MaxTokens)
 	for i := 0; i < v.gaps.n && budget > 0; i++ {
-		w := int64(1)
+		wt := int64(1)
 		if v.hasWeights && i < v.weights.n {
-			w = max(0, min(v.weights.weight(i), budget))
+			wt = max(0, min(v.weights.weight(i), budget))
 		}
-		budget -= max(w, 1)
-		p.add(v.gaps.gap(i), uint32(w))
+		budget -= max(wt, 1)
+		if g := v.gaps.gap(i); poolable(g, uint32(wt)) {
+			b.gaps, b.weights = append(b.gaps, g), append(b.weights, uint32(wt))
+			w.weighted = w.weighted || wt != 1
+		}
 	}
+	w.gaps.to = len(b.gaps)
 }
 
 // Report computes the report from the records.

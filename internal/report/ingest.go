@@ -33,6 +33,11 @@ func (e *Engine) workers() int {
 	if e.opts.Processor.Assembles {
 		return 1
 	}
+	return e.cores()
+}
+
+// cores is Options.Workers, or one per core (GOMAXPROCS).
+func (e *Engine) cores() int {
 	if e.opts.Workers > 0 {
 		return e.opts.Workers
 	}

@@ -57,22 +57,49 @@ func (e *Engine) latencyValues() (all *latencyAcc, per []*latencyAcc) {
 	return all, per
 }
 
-// latency computes the exact distributions, overall and per group, over
-// successful requests, and the CDFs the HTML plots draw.
-func (e *Engine) latency(order []uint32) ([]schema.LatencyGroup, []schema.CDF) {
+// latencyParts are the latency table's parts, computed by tasks that
+// build runs at once: the row over all requests, and each group's row
+// with its CDFs.
+type latencyParts struct {
+	tasks  []func()
+	all    schema.LatencyGroup
+	groups []schema.LatencyGroup // in order; Requests 0: no request
+	cdfs   [][]schema.CDF
+}
+
+// latencySections sets up the exact distributions, overall and per group
+// in order, over successful requests, and the CDFs the HTML plots draw.
+func (e *Engine) latencySections(order []uint32) *latencyParts {
 	all, per := e.latencyValues()
-	var allPools []*pool
-	allPools = append(allPools, e.gapsDefs...)
-	allPools = append(allPools, e.gapsRest...)
-	out := []schema.LatencyGroup{{Group: schema.Group{}, Requests: all.n, Metrics: all.dists(summarize(allPools...))}}
-	var cdfs []schema.CDF
-	for _, gi := range order {
+	lp := &latencyParts{groups: make([]schema.LatencyGroup, len(order)), cdfs: make([][]schema.CDF, len(order))}
+	lp.tasks = append(lp.tasks, func() {
+		var allPools []*pool
+		allPools = append(allPools, e.gapsDefs...)
+		allPools = append(allPools, e.gapsRest...)
+		lp.all = schema.LatencyGroup{Group: schema.Group{}, Requests: all.n, Metrics: all.dists(summarize(allPools...))}
+	})
+	for k, gi := range order {
 		if per[gi] == nil {
 			continue
 		}
-		out = append(out, schema.LatencyGroup{Group: e.groups[gi], Requests: per[gi].n,
-			Metrics: per[gi].dists(summarize(e.gapsDefs[gi], e.gapsRest[gi]))})
-		cdfs = append(cdfs, e.groupCDFs(gi, per[gi])...)
+		lp.tasks = append(lp.tasks, func() {
+			lp.groups[k] = schema.LatencyGroup{Group: e.groups[gi], Requests: per[gi].n,
+				Metrics: per[gi].dists(summarize(e.gapsDefs[gi], e.gapsRest[gi]))}
+			lp.cdfs[k] = e.groupCDFs(gi, per[gi])
+		})
+	}
+	return lp
+}
+
+// result is the latency table and the CDFs, once the tasks have run.
+func (lp *latencyParts) result() ([]schema.LatencyGroup, []schema.CDF) {
+	out := []schema.LatencyGroup{lp.all}
+	var cdfs []schema.CDF
+	for k, g := range lp.groups {
+		if g.Requests > 0 {
+			out = append(out, g)
+			cdfs = append(cdfs, lp.cdfs[k]...)
+		}
 	}
 	return out, cdfs
 }
@@ -84,8 +111,7 @@ func (e *Engine) groupCDFs(gi uint32, a *latencyAcc) []schema.CDF {
 	for m := range numMetrics {
 		vals := a.vals[m]
 		if m == mITL {
-			u := &pool{vals: append(slices.Clone(e.gapsDefs[gi].vals), e.gapsRest[gi].vals...)}
-			vals = u.sortedValues(cdfPoints)
+			vals = sortedUnion(cdfPoints, e.gapsDefs[gi], e.gapsRest[gi])
 		}
 		if len(vals) > 0 {
 			cdfs = append(cdfs, schema.CDF{Metric: metricIDs[m], Group: e.groups[gi], Requests: a.n, Sorted: thin(vals, cdfPoints)})

@@ -31,9 +31,23 @@ var sketchConfig = aggregate.NewSketchConfig(0.01)
 
 func newPool(budget *atomic.Int64) *pool { return &pool{budget: budget} }
 
+// poolable reports whether a pool keeps v with weight w: a duration of w
+// tokens.
+func poolable(v float64, w uint32) bool {
+	return w != 0 && !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0
+}
+
+// appendPoolable appends v to vals when a pool keeps it (weight 1).
+func appendPoolable(vals []float64, v float64) []float64 {
+	if poolable(v, 1) {
+		return append(vals, v)
+	}
+	return vals
+}
+
 // add records v with weight w (w copies of v).
 func (p *pool) add(v float64, w uint32) {
-	if w == 0 || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+	if !poolable(v, w) {
 		return
 	}
 	p.n += uint64(w)
@@ -63,6 +77,47 @@ func (p *pool) add(v float64, w uint32) {
 	}
 }
 
+// addAll records vals, each poolable, with weights ws (nil: every weight
+// 1), as add would one by one: in one append while the budget lasts.
+func (p *pool) addAll(vals []float64, ws []uint32) {
+	if len(vals) == 0 {
+		return
+	}
+	if p.sk != nil || p.budget.Add(-int64(len(vals))) < 0 {
+		if p.sk == nil {
+			p.budget.Add(int64(len(vals)))
+		}
+		for i, v := range vals {
+			w := uint32(1)
+			if ws != nil {
+				w = ws[i]
+			}
+			p.add(v, w)
+		}
+		return
+	}
+	if ws != nil && p.weights == nil {
+		p.weights = make([]uint32, len(p.vals), cap(p.vals))
+		for i := range p.weights {
+			p.weights[i] = 1
+		}
+	}
+	p.vals = append(p.vals, vals...)
+	switch {
+	case ws != nil:
+		p.weights = append(p.weights, ws...)
+		for _, w := range ws {
+			p.n += uint64(w)
+		}
+		return
+	case p.weights != nil:
+		for range vals {
+			p.weights = append(p.weights, 1)
+		}
+	}
+	p.n += uint64(len(vals))
+}
+
 func (p *pool) toSketch() {
 	p.sk = sketchConfig.New()
 	for i, v := range p.vals {
@@ -85,6 +140,11 @@ func summarize(ps ...*pool) schema.Dist {
 	}
 	u := &pool{}
 	anyWeights := false
+	size := 0
+	for _, p := range ps {
+		size += len(p.vals)
+	}
+	u.vals = make([]float64, 0, size)
 	for _, p := range ps {
 		u.n += p.n
 		anyWeights = anyWeights || p.weights != nil
@@ -111,7 +171,7 @@ func summarize(ps ...*pool) schema.Dist {
 			}
 		}
 	}
-	return u.summary()
+	return u.dist(u.vals)
 }
 
 func (p *pool) weight(i int) uint32 {
@@ -125,6 +185,15 @@ func (p *pool) weight(i int) uint32 {
 // the expanded values and np.percentile's linear method (exact while the
 // values are kept).
 func (p *pool) summary() schema.Dist {
+	if p.sk != nil || p.weights != nil {
+		return p.dist(nil)
+	}
+	return p.dist(slices.Clone(p.vals))
+}
+
+// dist is summary given scratch, p.vals or a copy, to sort when the
+// pool's weights are all 1.
+func (p *pool) dist(scratch []float64) schema.Dist {
 	d := schema.Dist{Count: int64(p.n), Exact: p.sk == nil}
 	if p.n == 0 {
 		d.Mean, d.P50, d.P90, d.P99, d.P999, d.Max = schema.NaN(), schema.NaN(), schema.NaN(), schema.NaN(), schema.NaN(), schema.NaN()
@@ -137,7 +206,7 @@ func (p *pool) summary() schema.Dist {
 		return d
 	}
 	if p.weights == nil {
-		s := slices.Clone(p.vals)
+		s := scratch
 		d.Mean = schema.Num(npMean(s))
 		slices.Sort(s)
 		fill(&d, s)
@@ -179,13 +248,20 @@ func fill(d *schema.Dist, sorted []float64) {
 	d.Max = schema.Num(sorted[len(sorted)-1])
 }
 
-// sortedValues returns the pool's values expanded and sorted (exact pools
-// only), for plots.
-func (p *pool) sortedValues(limit int) []float64 {
-	if p.sk != nil || len(p.vals) == 0 {
+// sortedUnion returns the values of the pools, sorted and thinned to
+// limit (exact pools' values only, their weights aside), for plots.
+func sortedUnion(limit int, ps ...*pool) []float64 {
+	size := 0
+	for _, p := range ps {
+		size += len(p.vals)
+	}
+	if size == 0 {
 		return nil
 	}
-	s := slices.Clone(p.vals)
+	s := make([]float64, 0, size)
+	for _, p := range ps {
+		s = append(s, p.vals...)
+	}
 	slices.Sort(s)
 	return thin(s, limit)
 }

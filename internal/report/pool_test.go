@@ -4,6 +4,7 @@
 package report
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
@@ -63,4 +64,46 @@ func TestPoolBudget(t *testing.T) {
 	assert.Equal(t, int64(5000), d.Count)
 	assert.InEpsilon(t, npPercentile(vals, 99), float64(d.P99), 0.01)
 	assert.Equal(t, int64(1000), budget.Load(), "the budget is given back")
+}
+
+// TestAddAllIsAddOneByOne: adding a run of values at once leaves a pool
+// and the shared budget as adding them one by one does, within the budget,
+// across its end and past it, with weights or without.
+func TestAddAllIsAddOneByOne(t *testing.T) {
+	vals := []float64{0.011, 0.009, 0.020, 0.013, 0.007, 0.015, 0.010}
+	weights := []uint32{1, 3, 1, 2, 1, 1, 4}
+	for _, c := range []struct {
+		name    string
+		budget  int64
+		weights []uint32
+	}{
+		{"within the budget", 100, nil},
+		{"within the budget, weighted", 100, weights},
+		{"the budget runs out in the run", 10, nil},
+		{"the budget runs out in the run, weighted", 10, weights},
+		{"past the budget", 3, weights},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var oneBudget, allBudget atomic.Int64
+			oneBudget.Store(c.budget)
+			allBudget.Store(c.budget)
+			one, all := newPool(&oneBudget), newPool(&allBudget)
+			for range 2 {
+				for i, v := range vals {
+					w := uint32(1)
+					if c.weights != nil {
+						w = c.weights[i]
+					}
+					one.add(v, w)
+				}
+				all.addAll(vals, c.weights)
+			}
+			assert.Equal(t, one.vals, all.vals)
+			assert.Equal(t, one.weights, all.weights)
+			assert.Equal(t, one.n, all.n)
+			assert.Equal(t, one.sk != nil, all.sk != nil)
+			assert.Equal(t, oneBudget.Load(), allBudget.Load())
+			assert.Equal(t, fmt.Sprintf("%+v", one.summary()), fmt.Sprintf("%+v", all.summary())) // NaN means alike
+		})
+	}
 }
