@@ -5,7 +5,6 @@ package otlpfile
 
 import (
 	"fmt"
-	"slices"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -14,7 +13,7 @@ import (
 // protobuf still encoded, so that decoding, the largest part of reading,
 // can run on several cores; OTLP/JSON decoded already (a JSON document is
 // decoded whole). An encoded piece borrows the reader's buffer until fn
-// returns: Keep copies it for later.
+// returns: KeepIn copies it for later.
 type Piece struct {
 	msg   []byte
 	td    ptrace.Traces
@@ -30,10 +29,17 @@ func (p Piece) Decode() (ptrace.Traces, error) {
 	return um.UnmarshalTraces(p.msg)
 }
 
-// Keep returns the piece with its own copy of the encoded bytes.
-func (p Piece) Keep() Piece {
-	p.msg = slices.Clone(p.msg)
-	return p
+// KeepIn returns the piece with its own copy of the encoded bytes, made
+// in buf's storage (grown when short), and that storage, which a later
+// KeepIn may reuse once the piece is done with: a reader of many pieces
+// then copies them without allocating.
+func (p Piece) KeepIn(buf []byte) (Piece, []byte) {
+	if p.msg == nil {
+		return p, buf
+	}
+	buf = append(buf[:0], p.msg...)
+	p.msg = buf
+	return p, buf
 }
 
 // Wrap puts err in terms of the record the piece came from, as Read words

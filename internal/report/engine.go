@@ -347,6 +347,7 @@ type batch struct {
 }
 
 func (b *batch) reset() {
+	clear(b.rows) // the spans of the pieces before
 	b.rows, b.verdicts, b.causes = b.rows[:0], b.verdicts[:0], b.causes[:0]
 	b.times, b.counts = b.times[:0], b.counts[:0]
 	b.gaps, b.weights = b.gaps[:0], b.weights[:0]

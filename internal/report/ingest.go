@@ -17,13 +17,43 @@ import (
 // batchKey carries a worker's *batch through the processor to consume.
 type batchKey struct{}
 
-// job is one piece of an input on its way through a worker.
+// job is one piece of an input on its way through a worker. Once applied
+// it is reused for a later piece, with its buffers (recycle).
 type job struct {
 	piece otlpfile.Piece
+	msg   []byte // the piece's copy of its bytes
 	path  string
 	b     batch
 	err   error
 	done  chan struct{}
+}
+
+// jobs recycles the jobs applied: the pieces' copies and rows are the
+// largest allocations of a parallel read, and the reuse keeps them off the
+// collector's work.
+type jobs chan *job
+
+// next is an applied job made ready for piece p of path, or a new one.
+func (js jobs) next(path string, p otlpfile.Piece) *job {
+	var j *job
+	select {
+	case j = <-js:
+		j.b.reset()
+		j.err = nil
+	default:
+		j = &job{}
+	}
+	j.piece, j.msg = p.KeepIn(j.msg)
+	j.path, j.done = path, make(chan struct{})
+	return j
+}
+
+// recycle offers an applied job for reuse.
+func (js jobs) recycle(j *job) {
+	select {
+	case js <- j:
+	default:
+	}
 }
 
 // workers is how many pieces are decoded and processed at once: one per
@@ -66,10 +96,11 @@ func ingest(ctx context.Context, e *Engine, in Inputs, read *atomic.Int64) error
 			}
 		})
 	}
+	free := make(jobs, 3*n) // as many as can be in flight
 	applied := make(chan error, 1)
-	go func() { applied <- e.applyInOrder(order, cancel) }()
+	go func() { applied <- e.applyInOrder(order, free, cancel) }()
 	readErr := readPieces(ctx, in, read, func(path string, p otlpfile.Piece) {
-		j := &job{piece: p.Keep(), path: path, done: make(chan struct{})}
+		j := free.next(path, p)
 		order <- j
 		work <- j
 	})
@@ -98,9 +129,10 @@ func (e *Engine) runJob(ctx context.Context, j *job) {
 	}
 }
 
-// applyInOrder applies the jobs' rows as they finish, in input order; at
-// the first failed job it stops the run and drains the rest.
-func (e *Engine) applyInOrder(order <-chan *job, stop context.CancelFunc) error {
+// applyInOrder applies the jobs' rows as they finish, in input order, and
+// recycles them into free; at the first failed job it stops the run and
+// drains the rest.
+func (e *Engine) applyInOrder(order <-chan *job, free jobs, stop context.CancelFunc) error {
 	var first error
 	for j := range order {
 		<-j.done
@@ -108,12 +140,12 @@ func (e *Engine) applyInOrder(order <-chan *job, stop context.CancelFunc) error 
 			first = j.err
 			stop()
 		}
-		if first != nil {
-			continue
+		if first == nil {
+			e.mu.Lock()
+			e.applyAll(&j.b)
+			e.mu.Unlock()
 		}
-		e.mu.Lock()
-		e.applyAll(&j.b)
-		e.mu.Unlock()
+		free.recycle(j)
 	}
 	return first
 }
