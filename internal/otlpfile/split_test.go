@@ -36,7 +36,7 @@ func splitInput(resources, scopes, spans int) ptrace.Traces {
 
 // where lists every span as resource name / scope name / span name, with
 // the schema URLs it is under.
-func where(t *testing.T, td ptrace.Traces) []string {
+func where(td ptrace.Traces) []string {
 	var out []string
 	for _, rs := range td.ResourceSpans().All() {
 		svc, _ := rs.Resource().Attributes().Get("service.name")
@@ -58,7 +58,7 @@ func splitAll(t *testing.T, msg []byte, limit int) ([]string, []int) {
 		var um ptrace.ProtoUnmarshaler
 		td, err := um.UnmarshalTraces(piece)
 		require.NoError(t, err)
-		got = append(got, where(t, td)...)
+		got = append(got, where(td)...)
 		return nil
 	})
 	require.NoError(t, err)
@@ -86,7 +86,7 @@ func TestSplitTraces(t *testing.T) {
 			msg, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
 			require.NoError(t, err)
 			got, sizes := splitAll(t, msg, c.limit)
-			assert.Equal(t, where(t, td), got)
+			assert.Equal(t, where(td), got)
 			assert.Len(t, sizes, c.pieces)
 			if c.limit >= 700 {
 				for _, n := range sizes {
