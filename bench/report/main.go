@@ -195,7 +195,7 @@ func (r *results) reportSection(b *strings.Builder) {
 			rates[m[1]][cores] = append(rates[m[1]][cores], v)
 		}
 	}
-	fmt.Fprintf(b, "## llmslo report: throughput on one and two cores, memory\n\nThe whole path of `llmslo report` from a length-prefixed OTLP protobuf file (20,000 spans in messages of 1,000): read, decode, the llm_slo processor in-process, the per-request record, the report; one worker per core, the rows applied in input order so the report is the same on any number (`go test ./internal/report -run XXX -bench BenchmarkReport -benchtime 5x -count 3 -cpu 1,2`). Target: ≥ 1.8x on two cores.\n\n| input | spans/s, 1 core | spans/s, 2 cores | ratio |\n|---|---|---|---|\n")
+	fmt.Fprintf(b, "## llmslo report: throughput on one and two cores, memory\n\nThe whole path of `llmslo report` from a length-prefixed OTLP protobuf file (20,000 or, `_200k`, 200,000 spans in messages of 1,000): read, decode, the llm_slo processor in-process, the per-request record, the report; one worker per core, the rows applied in input order so the report is the same on any number (three rounds of `go test ./internal/report -run XXX -bench BenchmarkReport -benchtime 5x -cpu 1,2`, one core then two in each). Target: ≥ 1.8x on two cores.\n\n| input | spans/s, 1 core | spans/s, 2 cores | ratio |\n|---|---|---|---|\n")
 	for _, sh := range shapes {
 		one, two := median(rates[sh]["1"]), median(rates[sh]["2"])
 		if one > 0 && two > 0 {
