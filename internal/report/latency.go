@@ -111,7 +111,7 @@ func (e *Engine) groupCDFs(gi uint32, a *latencyAcc) []schema.CDF {
 	for m := range numMetrics {
 		vals := a.vals[m]
 		if m == mITL {
-			vals = sortedUnion(cdfPoints, e.gapsDefs[gi], e.gapsRest[gi])
+			vals = sortedUnion(e.gapsDefs[gi], e.gapsRest[gi])
 		}
 		if len(vals) > 0 {
 			cdfs = append(cdfs, schema.CDF{Metric: metricIDs[m], Group: e.groups[gi], Requests: a.n, Sorted: thin(vals, cdfPoints)})

@@ -65,11 +65,8 @@ func (p *pool) add(v float64, w uint32) {
 		}
 		return
 	}
-	if w != 1 && p.weights == nil {
-		p.weights = make([]uint32, len(p.vals), cap(p.vals))
-		for i := range p.weights {
-			p.weights[i] = 1
-		}
+	if w != 1 {
+		p.weigh()
 	}
 	p.vals = append(p.vals, v)
 	if p.weights != nil {
@@ -96,11 +93,8 @@ func (p *pool) addAll(vals []float64, ws []uint32) {
 		}
 		return
 	}
-	if ws != nil && p.weights == nil {
-		p.weights = make([]uint32, len(p.vals), cap(p.vals))
-		for i := range p.weights {
-			p.weights[i] = 1
-		}
+	if ws != nil {
+		p.weigh()
 	}
 	p.vals = append(p.vals, vals...)
 	switch {
@@ -116,6 +110,17 @@ func (p *pool) addAll(vals []float64, ws []uint32) {
 		}
 	}
 	p.n += uint64(len(vals))
+}
+
+// weigh starts keeping weights, the values so far weighing 1 each.
+func (p *pool) weigh() {
+	if p.weights != nil {
+		return
+	}
+	p.weights = make([]uint32, len(p.vals), cap(p.vals))
+	for i := range p.weights {
+		p.weights[i] = 1
+	}
 }
 
 func (p *pool) toSketch() {
@@ -140,11 +145,7 @@ func summarize(ps ...*pool) schema.Dist {
 	}
 	u := &pool{}
 	anyWeights := false
-	size := 0
-	for _, p := range ps {
-		size += len(p.vals)
-	}
-	u.vals = make([]float64, 0, size)
+	u.vals = make([]float64, 0, kept(ps))
 	for _, p := range ps {
 		u.n += p.n
 		anyWeights = anyWeights || p.weights != nil
@@ -248,22 +249,24 @@ func fill(d *schema.Dist, sorted []float64) {
 	d.Max = schema.Num(sorted[len(sorted)-1])
 }
 
-// sortedUnion returns the values of the pools, sorted and thinned to
-// limit (exact pools' values only, their weights aside), for plots.
-func sortedUnion(limit int, ps ...*pool) []float64 {
-	size := 0
+// kept is the number of values the pools keep (exact pools only).
+func kept(ps []*pool) int {
+	n := 0
 	for _, p := range ps {
-		size += len(p.vals)
+		n += len(p.vals)
 	}
-	if size == 0 {
-		return nil
-	}
-	s := make([]float64, 0, size)
+	return n
+}
+
+// sortedUnion returns the values the pools keep, sorted (exact pools'
+// values only, their weights aside), for plots.
+func sortedUnion(ps ...*pool) []float64 {
+	s := make([]float64, 0, kept(ps))
 	for _, p := range ps {
 		s = append(s, p.vals...)
 	}
 	slices.Sort(s)
-	return thin(s, limit)
+	return s
 }
 
 // thin keeps at most limit evenly spaced order statistics of sorted values
