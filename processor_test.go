@@ -6,6 +6,7 @@ package llmsloprocessor
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -104,4 +105,101 @@ func TestIdempotent(t *testing.T) {
 func TestMain(m *testing.M) {
 	flag.Parse()
 	os.Exit(m.Run())
+}
+
+// TestRunsOfSpans: the processor derives a run of spans before it writes
+// them (phaseSpans). Every producer's spans, repeated past several runs and
+// interleaved with copies already processed (which carry the processor's
+// keys), come out span for span as each span processed alone, with and
+// without trust_upstream.
+func TestRunsOfSpans(t *testing.T) {
+	dirs, err := os.ReadDir(filepath.Join("testdata", "traces"))
+	require.NoError(t, err)
+	for _, trust := range []bool{false, true} {
+		cfg, err := loadConfigF(t, "golden")
+		require.NoError(t, err)
+		cfg.TrustUpstream = trust
+		for _, dir := range dirs {
+			t.Run(fmt.Sprintf("%s/trust_upstream=%v", dir.Name(), trust), func(t *testing.T) {
+				input, err := golden.ReadTraces(filepath.Join("testdata", "traces", dir.Name(), "input.yaml"))
+				require.NoError(t, err)
+				together := repeatedWithProcessed(input, process(t, "golden", cloneTraces(input)), 3*phaseSpans+5)
+				got := processWith(t, cfg, processortest.NewNopSettings(metadata.Type), cloneTraces(together))
+				alone := spanBySpan(t, cfg, together)
+				requireSameSpans(t, alone, got)
+			})
+		}
+	}
+}
+
+func cloneTraces(td ptrace.Traces) ptrace.Traces {
+	out := ptrace.NewTraces()
+	td.CopyTo(out)
+	return out
+}
+
+// repeatedWithProcessed gives each ScopeSpans of input at least n spans:
+// its own, then the same spans as processed, in turn.
+func repeatedWithProcessed(input, processed ptrace.Traces, n int) ptrace.Traces {
+	out := cloneTraces(input)
+	for i, rs := range out.ResourceSpans().All() {
+		for j, ss := range rs.ScopeSpans().All() {
+			sources := []ptrace.SpanSlice{
+				input.ResourceSpans().At(i).ScopeSpans().At(j).Spans(),
+				processed.ResourceSpans().At(i).ScopeSpans().At(j).Spans(),
+			}
+			for k := 0; ss.Spans().Len() < n && sources[0].Len() > 0; k++ {
+				src := sources[k%2]
+				for _, sp := range src.All() {
+					sp.CopyTo(ss.Spans().AppendEmpty())
+				}
+			}
+		}
+	}
+	return out
+}
+
+// spanBySpan processes every span of td in a batch of its own (under a copy
+// of its resource and scope, schema URLs included) through one processor, and puts the results
+// back in td's layout.
+func spanBySpan(t *testing.T, cfg *Config, td ptrace.Traces) ptrace.Traces {
+	sink := new(consumertest.TracesSink)
+	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
+	require.NoError(t, err)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	defer func() { require.NoError(t, p.Shutdown(context.Background())) }()
+	out := cloneTraces(td)
+	for _, rs := range out.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				one := ptrace.NewTraces()
+				ors := one.ResourceSpans().AppendEmpty()
+				rs.Resource().CopyTo(ors.Resource())
+				ors.SetSchemaUrl(rs.SchemaUrl())
+				oss := ors.ScopeSpans().AppendEmpty()
+				ss.Scope().CopyTo(oss.Scope())
+				oss.SetSchemaUrl(ss.SchemaUrl())
+				sp.CopyTo(oss.Spans().AppendEmpty())
+				require.NoError(t, p.ConsumeTraces(context.Background(), one))
+				last := sink.AllTraces()[len(sink.AllTraces())-1]
+				last.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).CopyTo(sp)
+			}
+		}
+	}
+	return out
+}
+
+// requireSameSpans compares two traces of the same layout span by span, in
+// place: the spans repeat, so matching them by name and IDs would pair them
+// up arbitrarily.
+func requireSameSpans(t *testing.T, want, got ptrace.Traces) {
+	require.Equal(t, want.SpanCount(), got.SpanCount())
+	for i, rs := range want.ResourceSpans().All() {
+		for j, ss := range rs.ScopeSpans().All() {
+			gotSpans := got.ResourceSpans().At(i).ScopeSpans().At(j).Spans()
+			for k, sp := range ss.Spans().All() {
+				require.Equal(t, sp.Attributes().AsRaw(), gotSpans.At(k).Attributes().AsRaw(), "resource %d, scope %d, span %d (%s)", i, j, k, sp.Name())
+			}
+		}
+	}
 }

@@ -35,15 +35,15 @@ func TestValueCount(t *testing.T) {
 			for _, rs := range input.ResourceSpans().All() {
 				for _, ss := range rs.ScopeSpans().All() {
 					for _, span := range ss.Spans().All() {
-						if !p.table.DeriveIn(span, derive.ScopeOf(rs, ss), &st.res) {
+						if !p.table.DeriveIn(span, derive.ScopeOf(rs, ss), st.res) {
 							continue
 						}
 						attrs := span.Attributes()
 						p.removeOwned(attrs)
-						model := p.resolveModel(&st.res, rs.Resource().Attributes())
+						model := p.resolveModel(st.res, rs.Resource().Attributes(), st)
 						before := attrs.Len()
 						p.writeValues(attrs, model, st)
-						require.Equal(t, attrs.Len()-before, valueCount(&st.res, model, p.parts), "%s/%s span %q", config, d.Name(), span.Name())
+						require.Equal(t, attrs.Len()-before, valueCount(st.res, model, p.parts), "%s/%s span %q", config, d.Name(), span.Name())
 						checked++
 					}
 				}
@@ -77,15 +77,15 @@ func TestVerdictRoom(t *testing.T) {
 			for _, rs := range input.ResourceSpans().All() {
 				for _, ss := range rs.ScopeSpans().All() {
 					for _, span := range ss.Spans().All() {
-						if !p.table.DeriveIn(span, derive.ScopeOf(rs, ss), &st.res) {
+						if !p.table.DeriveIn(span, derive.ScopeOf(rs, ss), st.res) {
 							continue
 						}
 						attrs, resource := span.Attributes(), rs.Resource().Attributes()
 						p.removeOwned(attrs)
 						st.res.Marked = false
-						model := p.resolveModel(&st.res, resource)
+						model := p.resolveModel(st.res, resource, st)
 						room := p.verdictRoom(attrs, resource, model, st)
-						before := attrs.Len() + valueCount(&st.res, model, p.parts)
+						before := attrs.Len() + valueCount(st.res, model, p.parts)
 						p.write(span, resource, st)
 						got := attrs.Len() - before
 						written += got

@@ -11,8 +11,10 @@ package derive
 // one; the rest are asked in order, with every condition, as before, so
 // the preset chosen is the same.
 type candidates struct {
-	// byName: the presets with an "any" span-name condition on that name.
-	byName map[string]uint64
+	// byName indexes names: nameSets[byName's slot of a name] are the
+	// presets with an "any" span-name condition on that name.
+	byName   keyIndex
+	nameSets []uint64
 	// bySlot: per attribute slot, the presets with an "any" presence
 	// condition on it (its values are checked when the preset is asked).
 	bySlot []uint64
@@ -28,7 +30,8 @@ const maxFiltered = 64
 // newCandidates indexes the presets' "any" conditions; numAttrs is the
 // table's slot count.
 func newCandidates(presets []compiled, numAttrs int) candidates {
-	c := candidates{byName: map[string]uint64{}, bySlot: make([]uint64, numAttrs)}
+	c := candidates{bySlot: make([]uint64, numAttrs)}
+	names := map[string]int{}
 	for i := range presets {
 		if i >= maxFiltered {
 			break
@@ -37,7 +40,13 @@ func newCandidates(presets []compiled, numAttrs int) candidates {
 		for _, cond := range presets[i].any {
 			switch cond.kind {
 			case condSpanName:
-				c.byName[cond.text] |= bit
+				slot, ok := names[cond.text]
+				if !ok {
+					slot = len(c.nameSets)
+					names[cond.text] = slot
+					c.nameSets = append(c.nameSets, 0)
+				}
+				c.nameSets[slot] |= bit
 			case condAttr:
 				c.bySlot[cond.slot] |= bit
 			default:
@@ -45,7 +54,16 @@ func newCandidates(presets []compiled, numAttrs int) candidates {
 			}
 		}
 	}
+	c.byName = newKeyIndex(names)
 	return c
+}
+
+// named is the presets with an "any" span-name condition on name.
+func (c *candidates) named(name string) uint64 {
+	if slot, ok := c.byName.lookup(name); ok {
+		return c.nameSets[slot]
+	}
+	return 0
 }
 
 // mayMatch reports whether preset i can match: set is what the span's name

@@ -92,7 +92,7 @@ func (t *Table) hasEvent(span ptrace.Span, slot int, s *scratch) bool {
 			continue
 		}
 		last, cached = name, true
-		if k, ok := t.eventSlot[name]; ok {
+		if k, ok := t.eventIndex.lookup(name); ok {
 			s.eventSeen[k] = true
 			if k == slot {
 				s.scanned++
@@ -111,7 +111,7 @@ func (t *Table) classify(span ptrace.Span, scope *Scope, s *scratch) *compiled {
 		}
 	}
 	view := spanView{name: span.Name(), kind: span.Kind(), scope: scope, span: span, t: t}
-	set := t.cand.always | s.cand | t.cand.byName[view.name]
+	set := t.cand.always | s.cand | t.cand.named(view.name)
 	for i := range t.presets {
 		if mayMatch(i, set) && t.presets[i].matches(&view, s) {
 			return &t.presets[i]
@@ -180,7 +180,7 @@ func (t *Table) derive(span ptrace.Span, scope Scope, steps *Steps, res *Result)
 	c.derive(t, span, &scope, s, steps, res)
 	// The scope says which instrumentation wrote the span; a span of a
 	// scope that states no level gets none (never guessed from its name).
-	if lvl := preset.LevelOfScope(scope.Name); lvl != "" {
+	if lvl := scope.Level(); lvl != "" {
 		res.Level = lvl
 		res.Qualifiers = append(res.Qualifiers, levelQualifiers[lvl])
 	}

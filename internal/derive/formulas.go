@@ -177,7 +177,7 @@ func (r *request) stream() {
 // (OpenInference's LangChain instrumentation writes "stream":false for
 // ChatOpenAI.stream()); the provider-level span of the same call has them.
 func (r *request) streamParameters() (pcommon.Value, bool) {
-	if len(r.c.streamJSON) == 0 || preset.LevelOfScope(r.scope.Name) == preset.LevelFramework {
+	if len(r.c.streamJSON) == 0 || r.scope.Level() == preset.LevelFramework {
 		return pcommon.Value{}, false
 	}
 	v, ok := first(r.c.streamJSON, r.s)

@@ -3,9 +3,10 @@
 
 package derive
 
-// keyIndex maps the attribute keys the presets read to their slots. It
-// replaces a Go map on the hottest loop of the derivation (one lookup per
-// attribute of every span): the keys share long prefixes ("gen_ai.usage."),
+// keyIndex maps the attribute keys the presets read to their slots (and
+// the span and event names they match to theirs). It replaces a Go map on
+// the hottest loop of the derivation (one lookup per attribute of every
+// span): the keys share long prefixes ("gen_ai.usage."),
 // so hashing a few bytes near the middle and the end with the length tells
 // them apart as well as hashing all of them, at a fraction of the cost.
 // It is an open-addressed table at most a quarter full, built once; a

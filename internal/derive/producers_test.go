@@ -211,11 +211,11 @@ func TestScopeOf(t *testing.T) {
 	rs.SetSchemaUrl("https://opentelemetry.io/schemas/1.41.0")
 	ss := rs.ScopeSpans().AppendEmpty()
 	ss.Scope().SetName("s")
-	assert.Equal(t, Scope{Name: "s", Semconv: SemconvVersion{1, 41, 0}}, ScopeOf(rs, ss), "the resource's when the scope has none")
+	assert.Equal(t, newScope("s", SemconvVersion{1, 41, 0}), ScopeOf(rs, ss), "the resource's when the scope has none")
 	ss.SetSchemaUrl("https://opentelemetry.io/schemas/1.37.0")
-	assert.Equal(t, Scope{Name: "s", Semconv: SemconvVersion{1, 37, 0}}, ScopeOf(rs, ss), "the scope's first")
+	assert.Equal(t, newScope("s", SemconvVersion{1, 37, 0}), ScopeOf(rs, ss), "the scope's first")
 	ss.SetSchemaUrl("https://example.com/schemas/9.0.0")
-	assert.Equal(t, Scope{Name: "s", Semconv: SemconvVersion{1, 41, 0}}, ScopeOf(rs, ss), "another organisation's schema says nothing")
+	assert.Equal(t, newScope("s", SemconvVersion{1, 41, 0}), ScopeOf(rs, ss), "another organisation's schema says nothing")
 }
 
 // TestTokenDetails: cache and reasoning counts as each producer names them;

@@ -143,6 +143,22 @@ type Result struct {
 	Errors Errors
 }
 
+// retainedGaps is the most gaps a Result derived into again keeps room
+// for: the processor reuses a run of results from batch to batch, and one
+// long stream must not keep every one of them that large.
+const retainedGaps = 4096
+
+// Release drops the gap buffers of r grown past retainedGaps; r stays
+// valid for the next derivation into it.
+func (r *Result) Release() {
+	if cap(r.Gaps) > retainedGaps {
+		r.Gaps = nil
+	}
+	if cap(r.GapWeights) > retainedGaps {
+		r.GapWeights = nil
+	}
+}
+
 // Field names a derived input, for error reporting.
 type Field uint8
 

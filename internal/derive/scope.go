@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llmslo/llmslo/internal/preset"
 )
 
 // Scope is what a span's instrumentation scope and resource say about its
@@ -21,6 +23,23 @@ type Scope struct {
 	// scope's schema_url, else by the resource's; zero when neither is an
 	// https://opentelemetry.io/schemas/<version> URL.
 	Semconv SemconvVersion
+	// level is preset.LevelOfScope(Name), looked up once for every span of
+	// the ScopeSpans (ScopeOf); leveled says it was.
+	level   string
+	leveled bool
+}
+
+// newScope is the Scope of a scope name and convention version.
+func newScope(name string, v SemconvVersion) Scope {
+	return Scope{Name: name, Semconv: v, level: preset.LevelOfScope(name), leveled: true}
+}
+
+// Level is the instrumentation level the scope states (preset.LevelOfScope).
+func (s *Scope) Level() string {
+	if s.leveled {
+		return s.level
+	}
+	return preset.LevelOfScope(s.Name)
 }
 
 // SemconvVersion is a semantic-convention release, e.g. 1.41.0.
@@ -50,7 +69,7 @@ func ScopeOf(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans) Scope {
 	if !ok {
 		v, _ = ParseSchemaURL(rs.SchemaUrl())
 	}
-	return Scope{Name: ss.Scope().Name(), Semconv: v}
+	return newScope(ss.Scope().Name(), v)
 }
 
 // ParseSchemaURL reads the version of an OpenTelemetry schema URL such as

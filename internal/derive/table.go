@@ -31,10 +31,12 @@ type Table struct {
 	// library (http.*, db.*, ...) costs one byte test per attribute.
 	firstByte [256]bool
 	eventSlot map[string]int
-	cand      candidates
-	numAttrs  int
-	numEvents int
-	opSlot    int
+	// eventIndex is eventSlot for the events of every span.
+	eventIndex keyIndex
+	cand       candidates
+	numAttrs   int
+	numEvents  int
+	opSlot     int
 	// ownedPrefix and owned recognize the processor's own keys (Options).
 	ownedPrefix string
 	owned       func(string) bool
@@ -178,6 +180,7 @@ func NewTable(presets []*preset.Preset, opts Options) *Table {
 		t.presets = append(t.presets, c)
 	}
 	t.attrIndex = newKeyIndex(t.attrSlot)
+	t.eventIndex = newKeyIndex(t.eventSlot)
 	t.cand = newCandidates(t.presets, t.numAttrs)
 	return t
 }
@@ -289,7 +292,7 @@ func (t *Table) condsInOrder(cs []preset.Cond) []compiledCond {
 // eventKind classifies event names for this preset.
 func (c *compiled) eventKind(t *Table) func(string) eventKind {
 	return func(name string) eventKind {
-		slot, ok := t.eventSlot[name]
+		slot, ok := t.eventIndex.lookup(name)
 		if !ok {
 			return notOutput
 		}
