@@ -65,9 +65,3 @@ func (c *candidates) named(name string) uint64 {
 	}
 	return 0
 }
-
-// mayMatch reports whether preset i can match: set is what the span's name
-// and the scan (scratch.cand) allow.
-func mayMatch(i int, set uint64) bool {
-	return i >= maxFiltered || set&(uint64(1)<<i) != 0
-}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llmslo/llmslo/internal/preset"
 )
@@ -94,5 +95,49 @@ func TestHasEvent(t *testing.T) {
 		assert.Equal(t, tt.want, got, "%v", tt.events)
 		assert.Equal(t, tt.scanned, s.scanned, "%v", tt.events)
 		table.putScratch(s)
+	}
+}
+
+// TestSlotOfRemembersPositions: the scan remembers which indexed key it
+// found at each attribute position, for the next span. Spans whose keys
+// come in the same order, in another order, with a key of the same length
+// in a remembered position, with an unindexed key there, or past the
+// positions remembered, each scan as they would with nothing remembered.
+func TestSlotOfRemembersPositions(t *testing.T) {
+	table := NewTable(preset.Builtin(), Options{})
+	keys := []string{"gen_ai.usage.input_tokens", "gen_ai.request.model", "gen_ai.usage.output_tokens", "llm.usage.total_tokens"}
+	long := make([]string, 0, seenKeys+4)
+	for i := range seenKeys + 4 {
+		long = append(long, fmt.Sprintf("x.%d", i))
+	}
+	long = append(long, keys...)
+	orders := [][]string{
+		keys, keys,
+		{keys[2], keys[0], keys[1], keys[3]},
+		{"gen_ai.usage.input_token_", keys[1], keys[2]}, // same length as keys[0], not indexed
+		{keys[1], "gen_ai.usage.input_tokens", keys[0]}, // a repeated key counts once
+		long, long,
+		keys,
+	}
+	s := table.getScratch()
+	defer table.pool.Put(s)
+	for i, order := range orders {
+		span := ptrace.NewSpan()
+		for j, k := range order {
+			span.Attributes().PutInt(k, int64(j+1))
+		}
+		table.scan(span, s)
+		fresh := make([]bool, len(s.has))
+		want := map[int]int64{}
+		for k, v := range span.Attributes().All() {
+			if slot, ok := table.attrIndex.lookup(k); ok && !fresh[slot] {
+				fresh[slot], want[slot] = true, v.Int()
+			}
+		}
+		assert.Equal(t, fresh, s.has, "span %d", i)
+		for slot, v := range want {
+			assert.Equal(t, v, s.vals[slot].Int(), "span %d slot %d", i, slot)
+		}
+		clearScratch(s)
 	}
 }

@@ -4,6 +4,7 @@
 package derive
 
 import (
+	"math/bits"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -30,7 +31,17 @@ type scratch struct {
 	owned bool
 	// cand: the presets an attribute found by the scan may let match.
 	cand uint64
+	// seen[i] is the indexed key last found at attribute position i ("" for
+	// none: slotOf is never asked about an empty key), kept from span to
+	// span; it holds the table's strings, never the span's.
+	seen [seenKeys]keyEntry
+	// fields: the claiming preset's fields with an attribute on the span
+	// (compiled.fieldsPresent); timingValue and countValue read no other.
+	fields uint32
 }
+
+// seenKeys is how many attribute positions slotOf remembers.
+const seenKeys = 32
 
 func (t *Table) getScratch() *scratch {
 	s, _ := t.pool.Get().(*scratch)
@@ -41,6 +52,12 @@ func (t *Table) getScratch() *scratch {
 }
 
 func (t *Table) putScratch(s *scratch) {
+	clearScratch(s)
+	t.pool.Put(s)
+}
+
+// clearScratch leaves s as a span's derivation found it, but for seen.
+func clearScratch(s *scratch) {
 	for _, slot := range s.set {
 		s.has[slot] = false
 		s.vals[slot] = pcommon.Value{}
@@ -51,17 +68,18 @@ func (t *Table) putScratch(s *scratch) {
 		s.scanned = 0
 	}
 	s.out.reset()
-	s.owned, s.cand = false, 0
-	t.pool.Put(s)
+	s.owned, s.cand, s.fields = false, 0, 0
 }
 
 // scan reads the span's attributes into s, in one pass.
 func (t *Table) scan(span ptrace.Span, s *scratch) {
+	at := -1
 	for k, v := range span.Attributes().All() {
+		at++
 		if k == "" || !t.firstByte[k[0]] {
 			continue
 		}
-		if slot, ok := t.attrIndex.lookup(k); ok && !s.has[slot] {
+		if slot, ok := t.slotOf(k, at, s); ok && !s.has[slot] {
 			s.has[slot] = true
 			s.vals[slot] = v
 			s.set = append(s.set, slot)
@@ -72,6 +90,25 @@ func (t *Table) scan(span ptrace.Span, s *scratch) {
 			s.owned = t.owned(k)
 		}
 	}
+}
+
+// slotOf is attrIndex.lookup(k) for the attribute at position at. The
+// spans of a batch mostly carry the same keys in the same order (one
+// producer wrote them): a key equal to the one found at that position
+// before is answered by one comparison with the table's own copy.
+func (t *Table) slotOf(k string, at int, s *scratch) (int, bool) {
+	if at >= len(s.seen) {
+		return t.attrIndex.lookup(k)
+	}
+	if seen := &s.seen[at]; seen.key == k {
+		return seen.slot, true
+	}
+	e := t.attrIndex.entry(k)
+	if e == nil {
+		return 0, false
+	}
+	s.seen[at] = *e
+	return e.slot, true
 }
 
 // hasEvent reports whether the span has an event of the given slot. The
@@ -111,9 +148,15 @@ func (t *Table) classify(span ptrace.Span, scope *Scope, s *scratch) *compiled {
 		}
 	}
 	view := spanView{name: span.Name(), kind: span.Kind(), scope: scope, span: span, t: t}
-	set := t.cand.always | s.cand | t.cand.named(view.name)
-	for i := range t.presets {
-		if mayMatch(i, set) && t.presets[i].matches(&view, s) {
+	// The presets the set allows, in matching order: its bits from the
+	// lowest, then the presets beyond what the set covers.
+	for set := t.cand.always | s.cand | t.cand.named(view.name); set != 0; set &= set - 1 {
+		if i := bits.TrailingZeros64(set); t.presets[i].matches(&view, s) {
+			return &t.presets[i]
+		}
+	}
+	for i := maxFiltered; i < len(t.presets); i++ {
+		if t.presets[i].matches(&view, s) {
 			return &t.presets[i]
 		}
 	}
@@ -174,6 +217,7 @@ func (t *Table) derive(span ptrace.Span, scope Scope, steps *Steps, res *Result)
 		res.Marked = s.owned
 		return false
 	}
+	s.fields = c.fieldsPresent(s)
 	q, g, w := res.Qualifiers[:0], res.Gaps[:0], res.GapWeights[:0]
 	*res = Result{Preset: c.p.Name, PresetIndex: c.index, Layer: c.p.Layer, Qualifiers: q, Gaps: g, GapWeights: w,
 		Marked: s.owned}

@@ -42,6 +42,9 @@ func presentAt(ts []timing, s *scratch) int {
 // timingValue reads the first present attribute of ts. It returns Missing
 // and records the reason when the attribute is present but bad.
 func timingValue(ts []timing, s *scratch, start uint64, f Field, errs *Errors) (Value, bool) {
+	if s.fields&(1<<f) == 0 {
+		return Value{}, false
+	}
 	v, u, ok := firstTiming(ts, s)
 	if !ok {
 		return Value{}, false
@@ -58,6 +61,9 @@ func timingValue(ts []timing, s *scratch, start uint64, f Field, errs *Errors) (
 // It reports false when none is present or the one present is bad (the
 // reason recorded in errs).
 func countValue(slots []countSlot, s *scratch, f Field, errs *Errors) (int64, bool) {
+	if s.fields&(1<<f) == 0 {
+		return 0, false
+	}
 	var v pcommon.Value
 	found := false
 	for _, cs := range slots {

@@ -50,14 +50,22 @@ func (ix *keyIndex) home(key string) int {
 
 // lookup returns the slot of key.
 func (ix *keyIndex) lookup(key string) (int, bool) {
+	if e := ix.entry(key); e != nil {
+		return e.slot, true
+	}
+	return 0, false
+}
+
+// entry returns the entry of key, nil if key is not indexed.
+func (ix *keyIndex) entry(key string) *keyEntry {
 	mask := len(ix.entries) - 1
 	for i := ix.home(key); ; i = (i + 1) & mask {
 		e := &ix.entries[i]
 		if e.slot < 0 {
-			return 0, false
+			return nil
 		}
 		if e.key == key {
-			return e.slot, true
+			return e
 		}
 	}
 }

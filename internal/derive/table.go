@@ -112,6 +112,53 @@ type compiled struct {
 	tokenCount            string
 
 	source [NumOrigins]string // "<name>:<origin>", by Origin
+
+	// fieldsOf[slot] has bit f set when the slot is among field f's
+	// timing or token-count attributes: the fields a span can give are
+	// the union over the slots its scan found (fieldsPresent), and a field
+	// none of whose attributes is there is answered without reading its list.
+	fieldsOf []uint32
+}
+
+// fieldsOf's bits hold every Field.
+var _ [32 - NumFields]struct{}
+
+// indexFields fills c.fieldsOf for a table of numAttrs slots.
+func (c *compiled) indexFields(numAttrs int) {
+	c.fieldsOf = make([]uint32, numAttrs)
+	timings := func(f Field, ts []timing) {
+		for _, x := range ts {
+			c.fieldsOf[x.slot] |= 1 << f
+		}
+	}
+	counts := func(f Field, cs []countSlot) {
+		for _, x := range cs {
+			c.fieldsOf[x.slot] |= 1 << f
+		}
+	}
+	timings(FieldTTFT, c.ttft)
+	timings(FieldE2E, c.e2e)
+	timings(FieldITL, c.itlMean)
+	timings(FieldQueueTime, c.queue)
+	timings(FieldPrefillTime, c.prefill)
+	timings(FieldKVTransferTime, c.kvTransfer)
+	timings(FieldDecodeTime, c.decode)
+	counts(FieldOutputTokens, c.output)
+	counts(FieldInputTokens, c.input)
+	counts(FieldRequestN, c.reqN)
+	counts(FieldCacheReadInputTokens, c.cacheRead)
+	counts(FieldCacheWriteInputTokens, c.cacheWrite)
+	counts(FieldReasoningOutputTokens, c.reasoning)
+}
+
+// fieldsPresent is the set of fields (bit f for Field f) with an attribute
+// the scan found.
+func (c *compiled) fieldsPresent(s *scratch) uint32 {
+	var f uint32
+	for _, slot := range s.set {
+		f |= c.fieldsOf[slot]
+	}
+	return f
 }
 
 // Options tune the derivation.
@@ -178,6 +225,9 @@ func NewTable(presets []*preset.Preset, opts Options) *Table {
 			c.source[o] = p.Name + ":" + Origin(o).String()
 		}
 		t.presets = append(t.presets, c)
+	}
+	for i := range t.presets {
+		t.presets[i].indexFields(t.numAttrs)
 	}
 	t.attrIndex = newKeyIndex(t.attrSlot)
 	t.eventIndex = newKeyIndex(t.eventSlot)
