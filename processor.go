@@ -371,10 +371,6 @@ func (p *llmSLOProcessor) writeValues(attrs pcommon.Map, model string, st *batch
 	}
 }
 
-// valueCount is the number of keys writeValues writes for res, the room a
-// span's attributes need beyond the verdicts: reserving exactly that grows
-// the attribute array once and no further (TestValueCount keeps the two in
-// step).
 // putTokenDetails writes the cache and reasoning token counts the producer
 // gave, under the contract's keys.
 func putTokenDetails(attrs pcommon.Map, k *contract.Keys, res *derive.Result) {
@@ -389,6 +385,10 @@ func putTokenDetails(attrs pcommon.Map, k *contract.Keys, res *derive.Result) {
 	}
 }
 
+// valueCount is the number of keys writeValues writes for res, the room a
+// span's attributes need beyond the verdicts: reserving exactly that grows
+// the attribute array once and no further (TestValueCount keeps the two in
+// step).
 func valueCount(res *derive.Result, model string, parts bool) int {
 	// Field by field, not over arrays of the values: this runs on every
 	// span, and copying the values into arrays cost more than counting.

@@ -37,14 +37,16 @@ go test -run XXX -bench 'Connector/chunks_16/llmslo' -benchtime 2000x -cpuprofil
 go tool pprof -top -nodecount=12 results/connector.prof 2>/dev/null | tail -13 > results/connector.top.txt
 rm -f bench.test
 
-echo ">> end to end: the built distributions under load (about 15 minutes)"
+echo ">> end to end: the built distributions under load (about 25 minutes)"
 (cd .. && make dist >/dev/null)
 ./peer/build.sh
 # The peer's signal_to_metrics configuration computes what the pair does on
 # engine spans, or the comparison below would not be like for like.
 go test -count=1 -run 'TestPeerAgrees|TestArmConfigs' -v ./ | grep -E '^(---|ok|FAIL)|both find'
 rm -f results/load.txt results/*.prof
-LLMSLO_BENCH_LOAD="$PWD/results/load.txt" LLMSLO_BENCH_PROFILE="$PWD/results" \
+# Five rounds: at a fixed rate one run moves an arm by as much as it adds,
+# and the median of five is steadier than that of three.
+LOAD_ROUNDS=${LOAD_ROUNDS:-5} LLMSLO_BENCH_LOAD="$PWD/results/load.txt" LLMSLO_BENCH_PROFILE="$PWD/results" \
   go test -count=1 -run TestCollectorLoad -timeout 60m -v ./
 for arm in without_llmslo with_llmslo peer_signal_to_metrics; do
   go tool pprof -top -nodecount=12 "results/$arm.prof" 2>/dev/null | tail -13 > "results/collector_$arm.top.txt"
