@@ -514,12 +514,11 @@ func (p *llmSLOProcessor) attribute(l *slo.Limits, v *slo.Verdict, st *batchStat
 	slo.Attribute(st.res, &st.parts, l, v)
 }
 
-// removeOwned removes every key of the processor's namespace from attrs.
 // judge judges s on the request into st.verdict: against the configured
 // thresholds, or, when s reads per-request ones, against the request's. A
 // malformed or too loose per-request threshold is reported in
-// llm.metrics.error (written
-// again, as writeValues wrote it before the verdicts).
+// llm.metrics.error (written again, as writeValues wrote it before the
+// verdicts).
 func (p *llmSLOProcessor) judge(s *compiledSLO, attrs pcommon.Map, st *batchState) {
 	res := st.res
 	if s.From == nil {
@@ -535,6 +534,7 @@ func (p *llmSLOProcessor) judge(s *compiledSLO, attrs pcommon.Map, st *batchStat
 	p.attribute(&st.limits, &st.verdict, st)
 }
 
+// removeOwned removes every key of the processor's namespace from attrs.
 func (p *llmSLOProcessor) removeOwned(attrs pcommon.Map) {
 	attrs.RemoveIf(func(key string, _ pcommon.Value) bool { return p.keys.Owns(key) })
 }
