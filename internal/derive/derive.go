@@ -56,7 +56,8 @@ func (t *Table) putScratch(s *scratch) {
 	t.pool.Put(s)
 }
 
-// clearScratch leaves s as a span's derivation found it, but for seen.
+// clearScratch undoes what a span's derivation put in s, all but seen,
+// which is kept for the next span.
 func clearScratch(s *scratch) {
 	for _, slot := range s.set {
 		s.has[slot] = false

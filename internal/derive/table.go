@@ -126,29 +126,32 @@ var _ [32 - NumFields]struct{}
 // indexFields fills c.fieldsOf for a table of numAttrs slots.
 func (c *compiled) indexFields(numAttrs int) {
 	c.fieldsOf = make([]uint32, numAttrs)
-	timings := func(f Field, ts []timing) {
-		for _, x := range ts {
-			c.fieldsOf[x.slot] |= 1 << f
-		}
+	markField(c.fieldsOf, FieldTTFT, c.ttft)
+	markField(c.fieldsOf, FieldE2E, c.e2e)
+	markField(c.fieldsOf, FieldITL, c.itlMean)
+	markField(c.fieldsOf, FieldQueueTime, c.queue)
+	markField(c.fieldsOf, FieldPrefillTime, c.prefill)
+	markField(c.fieldsOf, FieldKVTransferTime, c.kvTransfer)
+	markField(c.fieldsOf, FieldDecodeTime, c.decode)
+	markField(c.fieldsOf, FieldOutputTokens, c.output)
+	markField(c.fieldsOf, FieldInputTokens, c.input)
+	markField(c.fieldsOf, FieldRequestN, c.reqN)
+	markField(c.fieldsOf, FieldCacheReadInputTokens, c.cacheRead)
+	markField(c.fieldsOf, FieldCacheWriteInputTokens, c.cacheWrite)
+	markField(c.fieldsOf, FieldReasoningOutputTokens, c.reasoning)
+}
+
+// slotted is an attribute a field reads: a timing or a token count.
+type slotted interface{ slotOf() int }
+
+func (x timing) slotOf() int    { return x.slot }
+func (x countSlot) slotOf() int { return x.slot }
+
+// markField sets field f's bit in fieldsOf at each slot of list.
+func markField[T slotted](fieldsOf []uint32, f Field, list []T) {
+	for _, x := range list {
+		fieldsOf[x.slotOf()] |= 1 << f
 	}
-	counts := func(f Field, cs []countSlot) {
-		for _, x := range cs {
-			c.fieldsOf[x.slot] |= 1 << f
-		}
-	}
-	timings(FieldTTFT, c.ttft)
-	timings(FieldE2E, c.e2e)
-	timings(FieldITL, c.itlMean)
-	timings(FieldQueueTime, c.queue)
-	timings(FieldPrefillTime, c.prefill)
-	timings(FieldKVTransferTime, c.kvTransfer)
-	timings(FieldDecodeTime, c.decode)
-	counts(FieldOutputTokens, c.output)
-	counts(FieldInputTokens, c.input)
-	counts(FieldRequestN, c.reqN)
-	counts(FieldCacheReadInputTokens, c.cacheRead)
-	counts(FieldCacheWriteInputTokens, c.cacheWrite)
-	counts(FieldReasoningOutputTokens, c.reasoning)
 }
 
 // fieldsPresent is the set of fields (bit f for Field f) with an attribute
