@@ -102,18 +102,19 @@ func (e *Engine) attribution(i int, order []uint32) schema.Attribution {
 	ns := len(e.slos)
 	var all attrAcc
 	per := make([]*attrAcc, len(e.groups))
-	for k := range e.recs {
-		v := e.verdicts[k*ns+i]
+	for k, rec := range e.recs.all() {
+		v := *e.verdicts.at(k*ns + i)
 		fail := v >> vFailShift & vConstrMask
 		if fail == 0 {
 			continue
 		}
-		g := e.recs[k].group
+		g := rec.group
 		if per[g] == nil {
 			per[g] = &attrAcc{}
 		}
-		all.add(fail, e.causes[k*ns+i])
-		per[g].add(fail, e.causes[k*ns+i])
+		causes := *e.causes.at(k*ns + i)
+		all.add(fail, causes)
+		per[g].add(fail, causes)
 	}
 	out := schema.Attribution{SLO: e.slos[i].name, Groups: []schema.AttributionGroup{all.group(schema.Group{})}}
 	for _, g := range order {
@@ -158,14 +159,14 @@ func (a *attrAcc) group(g schema.Group) schema.AttributionGroup {
 // addMisses offers the request (record idx) to the slowest misses of every
 // SLO it failed a constraint of.
 func (e *Engine) addMisses(idx int, span ptrace.Span, p *parts) {
-	rec := &e.recs[idx]
+	rec := e.recs.at(idx)
 	key := rec.e2e
 	if math.IsNaN(key) {
 		key = float64(rec.dur) / 1e9
 	}
 	ns := len(e.slos)
 	for i := range e.slos {
-		if e.verdicts[idx*ns+i]>>vFailShift&vConstrMask != 0 {
+		if *e.verdicts.at(idx*ns+i)>>vFailShift&vConstrMask != 0 {
 			e.misses[i].addParts(key, span, idx, p)
 		}
 	}
@@ -176,8 +177,8 @@ func (e *Engine) slowMisses(i int) []schema.SlowMiss {
 	out := []schema.SlowMiss{}
 	ns := len(e.slos)
 	for _, s := range e.misses[i].sorted() {
-		rec := &e.recs[s.record]
-		v, causes := e.verdicts[s.record*ns+i], e.causes[s.record*ns+i]
+		rec := e.recs.at(s.record)
+		v, causes := *e.verdicts.at(s.record*ns+i), *e.causes.at(s.record*ns+i)
 		m := schema.SlowMiss{TraceID: hex.EncodeToString(s.trace[:]), SpanID: hex.EncodeToString(s.span[:]),
 			Group: e.groups[rec.group], Start: rfc3339(rec.start), Violations: []string{}, Causes: []string{},
 			TTFT: schema.Num(rec.ttft), E2E: schema.Num(rec.e2e), Parts: missParts(s.parts, rec.e2e)}

@@ -31,13 +31,13 @@ func (e *Engine) build(inputs []string) *Report {
 	r := &Report{
 		Schema: schema.SchemaVersion, Inputs: inputs, Processor: e.opts.ProcessorID, GroupBy: e.opts.By,
 		MaxGroups: e.opts.MaxGroups, OverflowRequests: e.overflowed,
-		Spans: e.spans.Load(), Requests: int64(len(e.recs)), Failed: e.failed,
+		Spans: e.spans.Load(), Requests: int64(e.recs.count()), Failed: e.failed,
 		Duration: schema.NaN(), Sweep: []schema.SweepCurve{},
 	}
 	if r.Inputs == nil {
 		r.Inputs = []string{}
 	}
-	if len(e.recs) > 0 && e.minStart < e.maxEnd {
+	if e.recs.count() > 0 && e.minStart < e.maxEnd {
 		r.Start, r.End = rfc3339(e.minStart), rfc3339(e.maxEnd)
 		r.Duration = schema.Num(float64(e.maxEnd-e.minStart) / 1e9)
 	}

@@ -358,10 +358,10 @@ type definitionParts struct {
 // definitionSections sets up every tool's metrics over the same streams.
 func (e *Engine) definitionSections() *definitionParts {
 	t := &toolValues{}
-	for _, s := range e.streams {
-		t.add(s, &e.recs[s.rec])
+	for _, s := range e.streams.all() {
+		t.add(*s, e.recs.at(int(s.rec)))
 	}
-	dp := &definitionParts{requests: int64(len(e.streams)), tools: make([]schema.ToolDefs, len(tools))}
+	dp := &definitionParts{requests: int64(e.streams.count()), tools: make([]schema.ToolDefs, len(tools))}
 	for k, info := range tools {
 		dp.tasks = append(dp.tasks, func() { dp.tools[k] = e.toolDefs(info, t) })
 	}

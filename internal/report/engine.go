@@ -127,10 +127,10 @@ type Engine struct {
 	minStart int64
 	maxEnd   int64
 
-	recs     []record
-	verdicts []uint16   // len(slos) per record
-	causes   []causeSet // len(slos) per record (attribution.go)
-	streams  []streamRec
+	recs     blocks[record]
+	verdicts blocks[uint16]   // len(slos) per record
+	causes   blocks[causeSet] // len(slos) per record (attribution.go)
+	streams  blocks[streamRec]
 	groups   []schema.Group
 	groupIx  map[string]uint32
 	// overflowID is the overflow group's index + 1 (0: none yet);
@@ -432,7 +432,7 @@ func (e *Engine) applyAll(b *batch) {
 // arrive, so that the report does not depend on how many cores read them.
 func (e *Engine) apply(b *batch, w *row, verdicts []uint16, causes []causeSet) {
 	e.requests.Add(1)
-	idx := len(e.recs)
+	idx := e.recs.count()
 	r, v := w.r, &w.v
 	if r.start > 0 && r.start < e.minStart {
 		e.minStart = r.start
@@ -443,10 +443,10 @@ func (e *Engine) apply(b *batch, w *row, verdicts []uint16, causes []causeSet) {
 	if r.failed {
 		e.failed++
 	}
-	e.verdicts = append(e.verdicts, verdicts...)
-	e.causes = append(e.causes, causes...)
+	e.verdicts.addSlice(verdicts)
+	e.causes.addSlice(causes)
 	r.group = e.groupOf(w.span.Attributes(), w.res, v)
-	e.recs = append(e.recs, r)
+	e.recs.add(r)
 	e.addMisses(idx, w.span, &v.parts)
 	e.slowest[mTTFT].add(r.ttft, w.span, idx)
 	e.slowest[mTPOT].add(r.tpot, w.span, idx)
@@ -459,7 +459,7 @@ func (e *Engine) apply(b *batch, w *row, verdicts []uint16, causes []causeSet) {
 	if w.inDefs {
 		s := w.stream
 		s.rec = int32(idx)
-		e.streams = append(e.streams, s)
+		e.streams.add(s)
 		e.plain.addAll(b.plain[w.plain.from:w.plain.to], nil)
 		e.contentZ.addAll(b.contentZ[w.contentZ.from:w.contentZ.to], nil)
 		e.choicesZ.addAll(b.choicesZ[w.choicesZ.from:w.choicesZ.to], nil)

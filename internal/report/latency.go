@@ -31,23 +31,43 @@ func (a *latencyAcc) dists(gaps schema.Dist) map[string]schema.Dist {
 }
 
 // latencyValues gathers every request's latencies, over all and per group;
-// failed requests count but give no values.
+// failed requests count but give no values. A first pass counts them so
+// that each slice is made once at its size: grown by appends, the slices
+// of a large report were copied about four times over, on the one core
+// that runs this step before the sections.
 func (e *Engine) latencyValues() (all *latencyAcc, per []*latencyAcc) {
 	all = &latencyAcc{}
 	per = make([]*latencyAcc, len(e.groups))
-	for k := range e.recs {
-		rec := &e.recs[k]
-		g := per[rec.group]
-		if g == nil {
-			g = &latencyAcc{}
-			per[rec.group] = g
+	counts := make([][numMetrics]int, len(e.groups))
+	for _, rec := range e.recs.all() {
+		if per[rec.group] == nil {
+			per[rec.group] = &latencyAcc{}
 		}
 		all.n++
-		g.n++
-		if rec.failed {
-			continue
+		per[rec.group].n++
+		for m, v := range rec.latencies() {
+			if !math.IsNaN(v) {
+				counts[rec.group][m]++
+			}
 		}
-		for m, v := range [numMetrics]float64{rec.ttft, rec.tpot, math.NaN(), rec.e2e, rec.queue} {
+	}
+	var total [numMetrics]int
+	for g, c := range counts {
+		for m, n := range c {
+			if n > 0 {
+				per[g].vals[m] = make([]float64, 0, n)
+				total[m] += n
+			}
+		}
+	}
+	for m, n := range total {
+		if n > 0 {
+			all.vals[m] = make([]float64, 0, n)
+		}
+	}
+	for _, rec := range e.recs.all() {
+		g := per[rec.group]
+		for m, v := range rec.latencies() {
 			if !math.IsNaN(v) {
 				all.vals[m] = append(all.vals[m], v)
 				g.vals[m] = append(g.vals[m], v)
@@ -55,6 +75,20 @@ func (e *Engine) latencyValues() (all *latencyAcc, per []*latencyAcc) {
 		}
 	}
 	return all, per
+}
+
+// latencies are the request's values of each metric, NaN where it has
+// none (ITL's distribution comes from the pooled gaps, and a failed
+// request gives none).
+func (r *record) latencies() [numMetrics]float64 {
+	var l [numMetrics]float64
+	for m := range l {
+		l[m] = math.NaN()
+	}
+	if !r.failed {
+		l[mTTFT], l[mTPOT], l[mE2E], l[mQueue] = r.ttft, r.tpot, r.e2e, r.queue
+	}
+	return l
 }
 
 // latencyParts are the latency table's parts, computed by tasks that

@@ -39,12 +39,11 @@ func (e *Engine) sloReport(i int, order []uint32, dur float64) schema.SLOReport 
 	all := &sloAcc{violations: map[string]int64{}, combos: map[uint16]int64{}}
 	per := make([]*sloAcc, len(e.groups))
 	ns := len(e.slos)
-	for k := range e.recs {
-		v := e.verdicts[k*ns+i]
+	for k, rec := range e.recs.all() {
+		v := *e.verdicts.at(k*ns + i)
 		if v&vSelected == 0 {
 			continue
 		}
-		rec := &e.recs[k]
 		g := per[rec.group]
 		if g == nil {
 			g = &sloAcc{violations: map[string]int64{}, combos: map[uint16]int64{}}

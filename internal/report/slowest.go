@@ -77,7 +77,7 @@ func (e *Engine) slowestLists() map[string][]schema.Slow {
 	for m := range numMetrics {
 		list := []schema.Slow{}
 		for _, s := range e.slowest[m].sorted() {
-			rec := &e.recs[s.record]
+			rec := e.recs.at(s.record)
 			list = append(list, schema.Slow{TraceID: hex.EncodeToString(s.trace[:]), SpanID: hex.EncodeToString(s.span[:]),
 				Value: schema.Num(s.v), Group: e.groups[rec.group], Start: rfc3339(rec.start)})
 		}

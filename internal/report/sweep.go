@@ -25,12 +25,11 @@ func (e *Engine) sweep(i int, order []uint32) []schema.SweepCurve {
 	}
 	all := newAcc()
 	per := make([]*sweepAcc, len(e.groups))
-	for k := range e.recs {
-		v := e.verdicts[k*ns+i]
+	for k, rec := range e.recs.all() {
+		v := *e.verdicts.at(k*ns + i)
 		if v&vSelected == 0 {
 			continue
 		}
-		rec := &e.recs[k]
 		if per[rec.group] == nil {
 			per[rec.group] = newAcc()
 		}

@@ -12,7 +12,7 @@ import (
 // timeline counts SLO i's verdicts in at most 60 buckets of request start.
 func (e *Engine) timeline(i int) schema.Timeline {
 	t := schema.Timeline{SLO: e.slos[i].name, Buckets: []schema.TimelineBucket{}}
-	if len(e.recs) == 0 || e.maxEnd <= e.minStart {
+	if e.recs.count() == 0 || e.maxEnd <= e.minStart {
 		return t
 	}
 	span := e.maxEnd - e.minStart
@@ -21,12 +21,12 @@ func (e *Engine) timeline(i int) schema.Timeline {
 	nb := int(span/step) + 1
 	t.Buckets = make([]schema.TimelineBucket, nb)
 	ns := len(e.slos)
-	for k := range e.recs {
-		v := e.verdicts[k*ns+i]
+	for k, rec := range e.recs.all() {
+		v := *e.verdicts.at(k*ns + i)
 		if v&vSelected == 0 {
 			continue
 		}
-		b := &t.Buckets[min(nb-1, max(0, int((e.recs[k].start-e.minStart)/step)))]
+		b := &t.Buckets[min(nb-1, max(0, int((rec.start-e.minStart)/step)))]
 		switch {
 		case v&vError != 0 || v>>vFailShift&vConstrMask != 0:
 			b.Violated++
