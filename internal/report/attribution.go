@@ -166,7 +166,7 @@ func (e *Engine) addMisses(idx int, span ptrace.Span, p *parts) {
 	}
 	ns := len(e.slos)
 	for i := range e.slos {
-		if *e.verdicts.at(idx*ns+i)>>vFailShift&vConstrMask != 0 {
+		if *e.verdicts.at(idx*ns + i)>>vFailShift&vConstrMask != 0 {
 			e.misses[i].addParts(key, span, idx, p)
 		}
 	}
@@ -178,7 +178,7 @@ func (e *Engine) slowMisses(i int) []schema.SlowMiss {
 	ns := len(e.slos)
 	for _, s := range e.misses[i].sorted() {
 		rec := e.recs.at(s.record)
-		v, causes := *e.verdicts.at(s.record*ns+i), *e.causes.at(s.record*ns+i)
+		v, causes := *e.verdicts.at(s.record*ns + i), *e.causes.at(s.record*ns + i)
 		m := schema.SlowMiss{TraceID: hex.EncodeToString(s.trace[:]), SpanID: hex.EncodeToString(s.span[:]),
 			Group: e.groups[rec.group], Start: rfc3339(rec.start), Violations: []string{}, Causes: []string{},
 			TTFT: schema.Num(rec.ttft), E2E: schema.Num(rec.e2e), Parts: missParts(s.parts, rec.e2e)}
