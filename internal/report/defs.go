@@ -207,27 +207,38 @@ func ToolIDs() []string {
 }
 
 // perRequest accumulates one metric's per-request values (and weights, for
-// GuideLLM).
+// GuideLLM), in blocks: one pass over the streams fills every tool's
+// metrics before the tools' tasks run at once, and each task takes its
+// own copies in one slice (values).
 type perRequest struct {
-	vals, weights []float64
+	vals, weights blocks[float64]
 }
 
-func (p *perRequest) add(v float64)     { p.vals = append(p.vals, v) }
-func (p *perRequest) addW(v, w float64) { p.vals, p.weights = append(p.vals, v), append(p.weights, w) }
+func (p *perRequest) add(v float64) { p.vals.add(v) }
+func (p *perRequest) addW(v, w float64) {
+	p.vals.add(v)
+	p.weights.add(w)
+}
+
+// values is a copy of the values, in one slice.
+func (p *perRequest) values() []float64 {
+	return p.vals.appendTo(make([]float64, 0, p.vals.count()))
+}
+
 func metric(label, formula, weighting string) schema.ToolMetric {
 	return schema.ToolMetric{Label: label, Formula: formula, Weighting: weighting, Exact: true}
 }
 
 // numpyStats fills m with numpy's mean and linear percentiles; median
 // selects np.median for P50 (vLLM, SGLang) instead of np.percentile(50).
-func numpyStats(m schema.ToolMetric, vals []float64, median bool, scale float64) schema.ToolMetric {
-	m.Count = int64(len(vals))
-	if len(vals) == 0 {
+func numpyStats(m schema.ToolMetric, p *perRequest, median bool, scale float64) schema.ToolMetric {
+	s := p.values()
+	m.Count = int64(len(s))
+	if len(s) == 0 {
 		m.Mean, m.P50, m.P90, m.P99 = schema.NaN(), schema.NaN(), schema.NaN(), schema.NaN()
 		return m
 	}
-	m.Mean = schema.Num(npMean(vals) * scale)
-	s := slices.Clone(vals)
+	m.Mean = schema.Num(npMean(s) * scale) // in the requests' order, as numpy sums
 	slices.Sort(s)
 	if median {
 		m.P50 = schema.Num(npMedian(s) * scale)
@@ -247,20 +258,14 @@ func distStats(m schema.ToolMetric, d schema.Dist) schema.ToolMetric {
 // guideStats is GuideLLM's DistributionSummary.from_values: weighted mean
 // and nearest-rank percentiles; Count is the number of requests with a
 // positive weight (GuideLLM's count is the sum of the weights).
-func guideStats(m schema.ToolMetric, p perRequest) schema.ToolMetric {
-	w := p.weights
-	if w == nil {
-		w = make([]float64, len(p.vals))
-		for i := range w {
-			w[i] = 1
-		}
-	}
+func guideStats(m schema.ToolMetric, p *perRequest) schema.ToolMetric {
+	w := p.weights.appendTo(make([]float64, 0, p.weights.count()))
 	for _, x := range w {
 		if x > 0 {
 			m.Count++
 		}
 	}
-	nr := newNearestRank(p.vals, w)
+	nr := newNearestRank(p.values(), w)
 	m.Mean = schema.Num(nr.mean)
 	m.P50, m.P90, m.P99 = schema.Num(nr.percentile(0.5)), schema.Num(nr.percentile(0.9)), schema.Num(nr.percentile(0.99))
 	return m
@@ -379,37 +384,37 @@ func (e *Engine) toolDefs(t toolInfo, v *toolValues) schema.ToolDefs {
 	m := td.Metrics
 	switch t.id {
 	case "vllm":
-		m["ttft"] = numpyStats(metric("ttft", "first choices chunk - start", req), v.vTTFT.vals, true, 1)
-		m["tpot"] = numpyStats(metric("tpot", "(e2el - ttft)/(N-1), N > 1", req), v.vTPOT.vals, true, 1)
+		m["ttft"] = numpyStats(metric("ttft", "first choices chunk - start", req), &v.vTTFT, true, 1)
+		m["tpot"] = numpyStats(metric("tpot", "(e2el - ttft)/(N-1), N > 1", req), &v.vTPOT, true, 1)
 		m["itl"] = distStats(metric("itl", "every gap between choices chunks", "gap"), summarize(e.plain, e.choicesZ))
-		m["e2e"] = numpyStats(metric("e2el", "last choices chunk - start", req), v.vE2E.vals, true, 1)
+		m["e2e"] = numpyStats(metric("e2el", "last choices chunk - start", req), &v.vE2E, true, 1)
 	case "aiperf":
-		m["ttft"] = numpyStats(metric("time_to_first_token", "first non-empty response - start", req), v.aTTFT.vals, false, 1e-9)
-		m["itl"] = numpyStats(metric("inter_token_latency", "round((latency - ttft)/(N-1)) ns; responses > 1, N > 1", req), v.aITL.vals, false, 1e-9)
-		m["e2e"] = numpyStats(metric("request_latency", "last non-empty response - start", req), v.aE2E.vals, false, 1e-9)
+		m["ttft"] = numpyStats(metric("time_to_first_token", "first non-empty response - start", req), &v.aTTFT, false, 1e-9)
+		m["itl"] = numpyStats(metric("inter_token_latency", "round((latency - ttft)/(N-1)) ns; responses > 1, N > 1", req), &v.aITL, false, 1e-9)
+		m["e2e"] = numpyStats(metric("request_latency", "last non-empty response - start", req), &v.aE2E, false, 1e-9)
 	case "llmperf":
-		m["ttft"] = numpyStats(metric("ttft_s", "first content chunk - start", req), v.lTTFT.vals, false, 1)
-		m["itl"] = numpyStats(metric("inter_token_latency_s", "(last content - start) / data events", req), v.lITL.vals, false, 1)
-		m["e2e"] = numpyStats(metric("end_to_end_latency_s", "stream closed - start", req), v.lE2E.vals, false, 1)
+		m["ttft"] = numpyStats(metric("ttft_s", "first content chunk - start", req), &v.lTTFT, false, 1)
+		m["itl"] = numpyStats(metric("inter_token_latency_s", "(last content - start) / data events", req), &v.lITL, false, 1)
+		m["e2e"] = numpyStats(metric("end_to_end_latency_s", "stream closed - start", req), &v.lE2E, false, 1)
 	case "guidellm":
-		m["ttft"] = guideStats(metric("time_to_first_token_ms", "first content chunk - start", req), v.gTTFT)
-		m["tpot"] = guideStats(metric("time_per_output_token_ms", "(last content - start)/N", "N"), v.gTPOT)
-		m["itl"] = guideStats(metric("inter_token_latency_ms", "(last - first content)/(N-1)", "N-1"), v.gITL)
-		m["e2e"] = guideStats(metric("request_latency", "after [DONE] - start", req), v.gE2E)
+		m["ttft"] = guideStats(metric("time_to_first_token_ms", "first content chunk - start", req), &v.gTTFT)
+		m["tpot"] = guideStats(metric("time_per_output_token_ms", "(last content - start)/N", "N"), &v.gTPOT)
+		m["itl"] = guideStats(metric("inter_token_latency_ms", "(last - first content)/(N-1)", "N-1"), &v.gITL)
+		m["e2e"] = guideStats(metric("request_latency", "after [DONE] - start", req), &v.gE2E)
 	case "sglang":
-		m["ttft"] = numpyStats(metric("ttft", "first content chunk - start", req), v.sTTFT.vals, true, 1)
-		m["tpot"] = numpyStats(metric("tpot", "(e2e - ttft)/(N-1), N > 1", req), v.sTPOT.vals, true, 1)
+		m["ttft"] = numpyStats(metric("ttft", "first content chunk - start", req), &v.sTTFT, true, 1)
+		m["tpot"] = numpyStats(metric("tpot", "(e2e - ttft)/(N-1), N > 1", req), &v.sTPOT, true, 1)
 		m["itl"] = distStats(metric("itl", "every gap between content chunks", "gap"), summarize(e.plain, e.contentZ))
-		m["e2e"] = numpyStats(metric("e2e_latency", "last line ([DONE]) - start", req), v.sE2E.vals, true, 1)
+		m["e2e"] = numpyStats(metric("e2e_latency", "last line ([DONE]) - start", req), &v.sE2E, true, 1)
 	case "distserve":
-		m["ttft"] = numpyStats(metric("ftl", "first token - start", req), v.dTTFT.vals, false, 1)
-		m["tpot"] = numpyStats(metric("tpot", "(last - first token)/(N-1); 0 if N = 1", req), v.dTPOT.vals, false, 1)
-		m["e2e"] = numpyStats(metric("latency", "end - start", req), v.dE2E.vals, false, 1)
+		m["ttft"] = numpyStats(metric("ftl", "first token - start", req), &v.dTTFT, false, 1)
+		m["tpot"] = numpyStats(metric("tpot", "(last - first token)/(N-1); 0 if N = 1", req), &v.dTPOT, false, 1)
+		m["e2e"] = numpyStats(metric("latency", "end - start", req), &v.dE2E, false, 1)
 	case "llmslo":
-		m["ttft"] = numpyStats(metric("llm.ttft", "first output - start", req), v.oTTFT.vals, false, 1)
-		m["tpot"] = numpyStats(metric("llm.tpot", "(e2e - ttft)/(N-1), N >= 2", req), v.oTPOT.vals, false, 1)
+		m["ttft"] = numpyStats(metric("llm.ttft", "first output - start", req), &v.oTTFT, false, 1)
+		m["tpot"] = numpyStats(metric("llm.tpot", "(e2e - ttft)/(N-1), N >= 2", req), &v.oTPOT, false, 1)
 		m["itl"] = distStats(metric("llm.itl.gaps", e.itlFormula(), "gap"), summarize(e.gapsDefs...))
-		m["e2e"] = numpyStats(metric("llm.e2e", "last output - start", req), v.oE2E.vals, false, 1)
+		m["e2e"] = numpyStats(metric("llm.e2e", "last output - start", req), &v.oE2E, false, 1)
 	}
 	return td
 }

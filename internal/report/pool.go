@@ -20,11 +20,16 @@ import (
 // it is spent a pool moves its values into the connector's sketch (every
 // order statistic within 0.39%) and says so (Exact false in the report).
 type pool struct {
-	vals    []float64
-	weights []uint32 // nil while every weight is 1
-	sk      *aggregate.Sketch
-	budget  *atomic.Int64
-	n       uint64 // values, weights counted
+	// vals, and weights while weighted (before that every weight is 1),
+	// in blocks: the ordered apply adds a stream's gaps at a time, and a
+	// slice of millions of gaps regrown by appends is copied about four
+	// times over (see blocks).
+	vals     blocks[float64]
+	weights  blocks[uint32]
+	weighted bool
+	sk       *aggregate.Sketch
+	budget   *atomic.Int64
+	n        uint64 // values, weights counted
 }
 
 var sketchConfig = aggregate.NewSketchConfig(0.01)
@@ -68,9 +73,9 @@ func (p *pool) add(v float64, w uint32) {
 	if w != 1 {
 		p.weigh()
 	}
-	p.vals = append(p.vals, v)
-	if p.weights != nil {
-		p.weights = append(p.weights, w)
+	p.vals.add(v)
+	if p.weighted {
+		p.weights.add(w)
 	}
 }
 
@@ -96,17 +101,17 @@ func (p *pool) addAll(vals []float64, ws []uint32) {
 	if ws != nil {
 		p.weigh()
 	}
-	p.vals = append(p.vals, vals...)
+	p.vals.addSlice(vals)
 	switch {
 	case ws != nil:
-		p.weights = append(p.weights, ws...)
+		p.weights.addSlice(ws)
 		for _, w := range ws {
 			p.n += uint64(w)
 		}
 		return
-	case p.weights != nil:
+	case p.weighted:
 		for range vals {
-			p.weights = append(p.weights, 1)
+			p.weights.add(1)
 		}
 	}
 	p.n += uint64(len(vals))
@@ -114,43 +119,57 @@ func (p *pool) addAll(vals []float64, ws []uint32) {
 
 // weigh starts keeping weights, the values so far weighing 1 each.
 func (p *pool) weigh() {
-	if p.weights != nil {
+	if p.weighted {
 		return
 	}
-	p.weights = make([]uint32, len(p.vals), cap(p.vals))
-	for i := range p.weights {
-		p.weights[i] = 1
+	p.weighted = true
+	for range p.vals.count() {
+		p.weights.add(1)
 	}
 }
 
 func (p *pool) toSketch() {
 	p.sk = sketchConfig.New()
-	for i, v := range p.vals {
-		w := uint32(1)
-		if p.weights != nil {
-			w = p.weights[i]
-		}
-		for range w {
-			p.sk.Add(v)
+	for i, v := range p.vals.all() {
+		for range p.weight(i) {
+			p.sk.Add(*v)
 		}
 	}
-	p.budget.Add(int64(len(p.vals)))
-	p.vals, p.weights = nil, nil
+	p.budget.Add(int64(p.vals.count()))
+	p.vals, p.weights, p.weighted = blocks[float64]{}, blocks[uint32]{}, false
 }
+
+func (p *pool) weight(i int) uint32 {
+	if !p.weighted {
+		return 1
+	}
+	return *p.weights.at(i)
+}
+
+// summary is the pool's distribution with numpy's statistics: the mean of
+// the expanded values and np.percentile's linear method (exact while the
+// values are kept).
+func (p *pool) summary() schema.Dist { return summarize(p) }
 
 // summarize is the distribution of the union of pools.
 func summarize(ps ...*pool) schema.Dist {
-	if len(ps) == 1 {
-		return ps[0].summary()
-	}
-	u := &pool{}
-	anyWeights := false
-	u.vals = make([]float64, 0, kept(ps))
+	var u sample
+	weighted := false
 	for _, p := range ps {
 		u.n += p.n
-		anyWeights = anyWeights || p.weights != nil
+		weighted = weighted || p.weighted
 		if p.sk != nil && u.sk == nil {
 			u.sk = sketchConfig.New()
+		}
+	}
+	if len(ps) == 1 && ps[0].sk != nil {
+		u.sk = ps[0].sk // its own sketch, not a merged copy
+		return u.dist()
+	}
+	if u.sk == nil {
+		u.vals = make([]float64, 0, kept(ps))
+		if weighted {
+			u.weights = make([]uint32, 0, kept(ps))
 		}
 	}
 	for _, p := range ps {
@@ -158,82 +177,82 @@ func summarize(ps ...*pool) schema.Dist {
 		case u.sk != nil && p.sk != nil:
 			u.sk.Merge(p.sk)
 		case u.sk != nil:
-			for i, v := range p.vals {
+			for i, v := range p.vals.all() {
 				for range p.weight(i) {
-					u.sk.Add(v)
+					u.sk.Add(*v)
 				}
 			}
 		default:
-			u.vals = append(u.vals, p.vals...)
-			if anyWeights {
-				for i := range p.vals {
-					u.weights = append(u.weights, p.weight(i))
-				}
+			u.vals = p.vals.appendTo(u.vals)
+			if weighted {
+				u.weights = p.appendWeights(u.weights)
 			}
 		}
 	}
-	return u.dist(u.vals)
+	return u.dist()
 }
 
-func (p *pool) weight(i int) uint32 {
-	if p.weights == nil {
-		return 1
+// appendWeights appends the weight of each value to dst.
+func (p *pool) appendWeights(dst []uint32) []uint32 {
+	if p.weighted {
+		return p.weights.appendTo(dst)
 	}
-	return p.weights[i]
-}
-
-// summary is the pool's distribution with numpy's statistics: the mean of
-// the expanded values and np.percentile's linear method (exact while the
-// values are kept).
-func (p *pool) summary() schema.Dist {
-	if p.sk != nil || p.weights != nil {
-		return p.dist(nil)
+	for range p.vals.count() {
+		dst = append(dst, 1)
 	}
-	return p.dist(slices.Clone(p.vals))
+	return dst
 }
 
-// dist is summary given scratch, p.vals or a copy, to sort when the
-// pool's weights are all 1.
-func (p *pool) dist(scratch []float64) schema.Dist {
-	d := schema.Dist{Count: int64(p.n), Exact: p.sk == nil}
-	if p.n == 0 {
+// A sample is pools' values, each in one slice, to sort: weights nil when
+// every weight is 1; sk, when set, holds them instead.
+type sample struct {
+	vals    []float64
+	weights []uint32
+	sk      *aggregate.Sketch
+	n       uint64
+}
+
+// dist is the sample's distribution; it sorts s.vals when every weight is
+// 1.
+func (s *sample) dist() schema.Dist {
+	d := schema.Dist{Count: int64(s.n), Exact: s.sk == nil}
+	if s.n == 0 {
 		d.Mean, d.P50, d.P90, d.P99, d.P999, d.Max = schema.NaN(), schema.NaN(), schema.NaN(), schema.NaN(), schema.NaN(), schema.NaN()
 		return d
 	}
-	if p.sk != nil {
-		d.Mean, d.Max = schema.NaN(), schema.Num(p.sk.Quantile(1))
-		d.P50, d.P90 = schema.Num(p.sk.Quantile(0.5)), schema.Num(p.sk.Quantile(0.9))
-		d.P99, d.P999 = schema.Num(p.sk.Quantile(0.99)), schema.Num(p.sk.Quantile(0.999))
+	if s.sk != nil {
+		d.Mean, d.Max = schema.NaN(), schema.Num(s.sk.Quantile(1))
+		d.P50, d.P90 = schema.Num(s.sk.Quantile(0.5)), schema.Num(s.sk.Quantile(0.9))
+		d.P99, d.P999 = schema.Num(s.sk.Quantile(0.99)), schema.Num(s.sk.Quantile(0.999))
 		return d
 	}
-	if p.weights == nil {
-		s := scratch
-		d.Mean = schema.Num(npMean(s))
-		slices.Sort(s)
-		fill(&d, s)
+	if s.weights == nil {
+		d.Mean = schema.Num(npMean(s.vals))
+		slices.Sort(s.vals)
+		fill(&d, s.vals)
 		return d
 	}
-	idx := make([]int, len(p.vals))
+	idx := make([]int, len(s.vals))
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortFunc(idx, func(a, b int) int { return cmpFloat(p.vals[a], p.vals[b]) })
+	slices.SortFunc(idx, func(a, b int) int { return cmpFloat(s.vals[a], s.vals[b]) })
 	vals := make([]float64, len(idx))
 	cum := make([]uint64, len(idx))
 	var c uint64
-	prod := make([]float64, len(p.vals))
+	prod := make([]float64, len(s.vals))
 	for k, i := range idx {
-		vals[k] = p.vals[i]
-		c += uint64(p.weights[i])
+		vals[k] = s.vals[i]
+		c += uint64(s.weights[i])
 		cum[k] = c
 	}
 	// The weighted mean sums value x weight (numpy on the expanded array
 	// adds the copies one by one: equal to float rounding, and this costs
 	// one step per value, not per token).
-	for i, v := range p.vals {
-		prod[i] = v * float64(p.weights[i])
+	for i, v := range s.vals {
+		prod[i] = v * float64(s.weights[i])
 	}
-	d.Mean = schema.Num(npSum(prod) / float64(p.n))
+	d.Mean = schema.Num(npSum(prod) / float64(s.n))
 	d.P50, d.P90 = schema.Num(weightedPercentile(vals, cum, 50)), schema.Num(weightedPercentile(vals, cum, 90))
 	d.P99, d.P999 = schema.Num(weightedPercentile(vals, cum, 99)), schema.Num(weightedPercentile(vals, cum, 99.9))
 	d.Max = schema.Num(vals[len(vals)-1])
@@ -253,7 +272,7 @@ func fill(d *schema.Dist, sorted []float64) {
 func kept(ps []*pool) int {
 	n := 0
 	for _, p := range ps {
-		n += len(p.vals)
+		n += p.vals.count()
 	}
 	return n
 }
@@ -263,7 +282,7 @@ func kept(ps []*pool) int {
 func sortedUnion(ps ...*pool) []float64 {
 	s := make([]float64, 0, kept(ps))
 	for _, p := range ps {
-		s = append(s, p.vals...)
+		s = p.vals.appendTo(s)
 	}
 	slices.Sort(s)
 	return s

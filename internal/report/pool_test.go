@@ -98,8 +98,9 @@ func TestAddAllIsAddOneByOne(t *testing.T) {
 				}
 				all.addAll(vals, c.weights)
 			}
-			assert.Equal(t, one.vals, all.vals)
-			assert.Equal(t, one.weights, all.weights)
+			assert.Equal(t, one.vals.appendTo(nil), all.vals.appendTo(nil))
+			assert.Equal(t, one.weighted, all.weighted)
+			assert.Equal(t, one.appendWeights(nil), all.appendWeights(nil))
 			assert.Equal(t, one.n, all.n)
 			assert.Equal(t, one.sk != nil, all.sk != nil)
 			assert.Equal(t, oneBudget.Load(), allBudget.Load())
