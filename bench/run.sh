@@ -55,14 +55,17 @@ done
 go tool pprof -top -cum -focus llmslo -nodecount=300 results/with_llmslo.prof 2>/dev/null \
   | grep -E 'flat%|github.com/llmslo' | sed -n 1,16p > results/collector_llmslo.top.txt
 
-echo ">> llmslo report: throughput on one and two cores, memory per request (about 5 minutes)"
-# Rounds of one core then two, not every run on one core first: the
-# machine's speed drifts, and the ratio is between runs next to each other.
+echo ">> llmslo report: throughput on one and two cores, its ceiling, memory per request (about 8 minutes)"
+# Rounds of one core, two, and the ceiling (one independent one-core report
+# per core, at once), not every run on one core first: the machine's speed
+# drifts, and the ratios are between runs next to each other.
 (cd .. && go test -c -o bench/report.test ./internal/report)
 : > results/report.txt
 for i in 1 2 3; do
-  (cd ../internal/report && ../../bench/report.test -test.run XXX -test.bench 'BenchmarkReport' -test.benchtime 5x \
+  (cd ../internal/report && ../../bench/report.test -test.run XXX -test.bench 'BenchmarkReport$' -test.benchtime 5x \
     -test.cpu 1,2 -test.timeout 30m) | grep '^Benchmark' | tee -a results/report.txt
+  (cd ../internal/report && ../../bench/report.test -test.run XXX -test.bench 'BenchmarkReportShareNothing$' -test.benchtime 5x \
+    -test.cpu 2 -test.timeout 30m) | grep '^Benchmark' | tee -a results/report.txt
 done
 (cd ../internal/report && ../../bench/report.test -test.run XXX -test.bench 'MemoryPerRequest' -test.benchtime 3x -test.cpu 1) \
   | grep '^Benchmark' | tee -a results/report.txt

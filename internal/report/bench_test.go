@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -73,45 +74,76 @@ func protoFile(b *testing.B, gen func(n, offset int) ptrace.Traces, total int) [
 	return buf.Bytes()
 }
 
-// BenchmarkReport measures the whole path from an OTLP protobuf file, as
-// llmslo report runs it: read, decode, the llm_slo processor, the record,
-// and the report at the end, on as many workers as -cpu gives it cores
-// (-cpu 1,2 shows what a second core adds).
-//
-// Two sizes: 20,000 spans, and 200,000 as a day's file holds more; the
-// larger heap of records makes the garbage collector's cycles rarer, and
-// each cycle's fixed cost weighs more on two cores than on one.
-func BenchmarkReport(b *testing.B) {
-	for _, c := range []struct {
-		name  string
-		gen   func(n, offset int) ptrace.Traces
-		spans int
-	}{
-		{"engine_spans", engineSpans, 20_000}, {"chunk_spans_20_events", chunkSpans, 20_000},
-		{"engine_spans_200k", engineSpans, 200_000}, {"chunk_spans_20_events_200k", chunkSpans, 200_000},
-	} {
+// reportInputs are the inputs of BenchmarkReport and
+// BenchmarkReportShareNothing: 20,000 spans, and 200,000 as a day's file
+// holds more; the larger heap of records makes the garbage collector's
+// cycles rarer, and each cycle's fixed cost weighs more on two cores than
+// on one.
+var reportInputs = []struct {
+	name  string
+	gen   func(n, offset int) ptrace.Traces
+	spans int
+}{
+	{"engine_spans", engineSpans, 20_000}, {"chunk_spans_20_events", chunkSpans, 20_000},
+	{"engine_spans_200k", engineSpans, 200_000}, {"chunk_spans_20_events_200k", chunkSpans, 200_000},
+}
+
+// benchReports runs each input's file through run b.N times and reports
+// spans/s, counting reports spans per run.
+func benchReports(b *testing.B, reports int, run func(b *testing.B, opts Options, path string, spans int)) {
+	for _, c := range reportInputs {
 		b.Run(c.name, func(b *testing.B) {
-			spans := c.spans
-			file := protoFile(b, c.gen, spans)
+			file := protoFile(b, c.gen, c.spans)
 			path := filepath.Join(b.TempDir(), "spans.pb")
 			if err := os.WriteFile(path, file, 0o600); err != nil {
 				b.Fatal(err)
 			}
 			opts := goldenOptions(&testing.T{})
-			b.SetBytes(int64(len(file)))
+			b.SetBytes(int64(reports * len(file)))
 			b.ResetTimer()
 			for range b.N {
-				r, err := Run(context.Background(), opts, Inputs{Paths: []string{path}}, nil, 0)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if r.Requests != int64(spans) {
-					b.Fatalf("%d requests", r.Requests)
-				}
+				run(b, opts, path, c.spans)
 			}
-			b.ReportMetric(float64(spans)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+			b.ReportMetric(float64(reports*c.spans)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
 		})
 	}
+}
+
+// runReport runs one report over path and checks that it read every span.
+func runReport(b *testing.B, opts Options, path string, spans int) {
+	r, err := Run(context.Background(), opts, Inputs{Paths: []string{path}}, nil, 0)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	if r.Requests != int64(spans) {
+		b.Errorf("%d requests", r.Requests)
+	}
+}
+
+// BenchmarkReport measures the whole path from an OTLP protobuf file, as
+// llmslo report runs it: read, decode, the llm_slo processor, the record,
+// and the report at the end, on as many workers as -cpu gives it cores
+// (-cpu 1,2 shows what a second core adds).
+func BenchmarkReport(b *testing.B) {
+	benchReports(b, 1, runReport)
+}
+
+// BenchmarkReportShareNothing is BenchmarkReport's ceiling on the same
+// machine: one independent one-core report per core (-cpu), all at once,
+// in one process. They share no work and wait on nothing, so what a second
+// core adds here is what the machine gives one process's decoding,
+// processing and collecting, whatever the report's own parallel design.
+func BenchmarkReportShareNothing(b *testing.B) {
+	cores := runtime.GOMAXPROCS(0)
+	benchReports(b, cores, func(b *testing.B, opts Options, path string, spans int) {
+		opts.Workers = 1
+		var wg sync.WaitGroup
+		for range cores {
+			wg.Go(func() { runReport(b, opts, path, spans) })
+		}
+		wg.Wait()
+	})
 }
 
 // BenchmarkMemoryPerRequest measures the heap kept per request after
