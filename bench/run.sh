@@ -14,12 +14,18 @@ command -v benchstat >/dev/null 2>&1 || go install golang.org/x/perf/cmd/benchst
   echo "$(go version)"
   echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
 } > results/machine.txt
+go test -c -o bench.test ./
+# What the machine charges for the first touch of a page, on one thread and
+# on two at once: the Go heap pays it whenever it grows.
+./bench.test -test.run XXX -test.bench FreshPages -test.benchtime 20x -test.cpu 1,2 \
+  | awk '/^BenchmarkFreshPages/ { for (i = 1; i < NF; i++) if ($(i+1) == "ns/page") v[++n] = $i }
+      END { printf "first touch of a 4 KiB page (BenchmarkFreshPages): %.0f ns on one thread; %.0f ns of wall time per page on two at once\n", v[1], v[2] }' \
+  >> results/machine.txt
 # COUNT rounds of every benchmark once, not every benchmark COUNT times in a
 # row: the machine's speed drifts over minutes, and interleaving puts the
 # drift on every arm alike, so the ratios between arms hold.
 cmd="go test -run XXX -bench . -benchmem -count 1 -timeout 60m ./"
 echo "(cd bench && for i in \$(seq $COUNT); do $cmd; done)" > results/command.txt
-go test -c -o bench.test ./
 : > results/bench.txt
 for i in $(seq "$COUNT"); do
   echo ">> round $i of $COUNT: $cmd"
