@@ -19,8 +19,8 @@ const (
 // runtime's factor for large slices), copying everything it holds into
 // fresh, zeroed memory each time: about four times the final size in
 // allocations, made by the one goroutine that applies requests in order,
-// and page faults that stall the other cores' collector. A block, once
-// full, is never copied. The first block grows as a slice does, so a small
+// and a first touch of every fresh page (slow on some virtual machines:
+// BenchmarkFreshPages in bench/). A block, once full, is never copied. The first block grows as a slice does, so a small
 // report stays small.
 type blocks[T any] struct {
 	list [][]T // every block but the last holds blockLen elements
