@@ -99,11 +99,10 @@ func (a *attrAcc) add(fail uint16, causes causeSet) {
 // attribution is SLO i's misses by constraint and cause, overall and per
 // group in order, and its slowest misses.
 func (e *Engine) attribution(i int, order []uint32) schema.Attribution {
-	ns := len(e.slos)
 	var all attrAcc
 	per := make([]*attrAcc, len(e.groups))
 	for k, rec := range e.recs.all() {
-		v := *e.verdicts.at(k*ns + i)
+		v := e.verdict(k, i)
 		fail := v >> vFailShift & vConstrMask
 		if fail == 0 {
 			continue
@@ -112,7 +111,7 @@ func (e *Engine) attribution(i int, order []uint32) schema.Attribution {
 		if per[g] == nil {
 			per[g] = &attrAcc{}
 		}
-		causes := *e.causes.at(k*ns + i)
+		causes := e.cause(k, i)
 		all.add(fail, causes)
 		per[g].add(fail, causes)
 	}
@@ -164,9 +163,8 @@ func (e *Engine) addMisses(idx int, span ptrace.Span, p *parts) {
 	if math.IsNaN(key) {
 		key = float64(rec.dur) / 1e9
 	}
-	ns := len(e.slos)
 	for i := range e.slos {
-		if *e.verdicts.at(idx*ns + i)>>vFailShift&vConstrMask != 0 {
+		if e.verdict(idx, i)>>vFailShift&vConstrMask != 0 {
 			e.misses[i].addParts(key, span, idx, p)
 		}
 	}
@@ -175,10 +173,9 @@ func (e *Engine) addMisses(idx int, span ptrace.Span, p *parts) {
 // slowMisses are SLO i's slowest misses, slowest first.
 func (e *Engine) slowMisses(i int) []schema.SlowMiss {
 	out := []schema.SlowMiss{}
-	ns := len(e.slos)
 	for _, s := range e.misses[i].sorted() {
 		rec := e.recs.at(s.record)
-		v, causes := *e.verdicts.at(s.record*ns + i), *e.causes.at(s.record*ns + i)
+		v, causes := e.verdict(s.record, i), e.cause(s.record, i)
 		m := schema.SlowMiss{TraceID: hex.EncodeToString(s.trace[:]), SpanID: hex.EncodeToString(s.span[:]),
 			Group: e.groups[rec.group], Start: rfc3339(rec.start), Violations: []string{}, Causes: []string{},
 			TTFT: schema.Num(rec.ttft), E2E: schema.Num(rec.e2e), Parts: missParts(s.parts, rec.e2e)}

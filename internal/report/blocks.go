@@ -78,6 +78,9 @@ func (b *blocks[T]) all() iter.Seq2[int, *T] {
 	}
 }
 
+// slice is a copy of every element, in order, in one slice.
+func (b *blocks[T]) slice() []T { return b.appendTo(make([]T, 0, b.n)) }
+
 // appendTo appends every element to dst, in order.
 func (b *blocks[T]) appendTo(dst []T) []T {
 	for _, blk := range b.list {

@@ -50,6 +50,7 @@ func TestBlocks(t *testing.T) {
 			}
 			require.Equal(t, c.n, b.count())
 			require.Equal(t, want, b.appendTo([]int{}))
+			require.Equal(t, want, b.slice())
 			for i := range want {
 				require.Equal(t, want[i], *b.at(i), "at(%d)", i)
 			}

@@ -209,7 +209,7 @@ func ToolIDs() []string {
 // perRequest accumulates one metric's per-request values (and weights, for
 // GuideLLM), in blocks: one pass over the streams fills every tool's
 // metrics before the tools' tasks run at once, and each task takes its
-// own copies in one slice (values).
+// own copies in one slice (blocks.slice).
 type perRequest struct {
 	vals, weights blocks[float64]
 }
@@ -220,11 +220,6 @@ func (p *perRequest) addW(v, w float64) {
 	p.weights.add(w)
 }
 
-// values is a copy of the values, in one slice.
-func (p *perRequest) values() []float64 {
-	return p.vals.appendTo(make([]float64, 0, p.vals.count()))
-}
-
 func metric(label, formula, weighting string) schema.ToolMetric {
 	return schema.ToolMetric{Label: label, Formula: formula, Weighting: weighting, Exact: true}
 }
@@ -232,7 +227,7 @@ func metric(label, formula, weighting string) schema.ToolMetric {
 // numpyStats fills m with numpy's mean and linear percentiles; median
 // selects np.median for P50 (vLLM, SGLang) instead of np.percentile(50).
 func numpyStats(m schema.ToolMetric, p *perRequest, median bool, scale float64) schema.ToolMetric {
-	s := p.values()
+	s := p.vals.slice()
 	m.Count = int64(len(s))
 	if len(s) == 0 {
 		m.Mean, m.P50, m.P90, m.P99 = schema.NaN(), schema.NaN(), schema.NaN(), schema.NaN()
@@ -259,13 +254,13 @@ func distStats(m schema.ToolMetric, d schema.Dist) schema.ToolMetric {
 // and nearest-rank percentiles; Count is the number of requests with a
 // positive weight (GuideLLM's count is the sum of the weights).
 func guideStats(m schema.ToolMetric, p *perRequest) schema.ToolMetric {
-	w := p.weights.appendTo(make([]float64, 0, p.weights.count()))
+	w := p.weights.slice()
 	for _, x := range w {
 		if x > 0 {
 			m.Count++
 		}
 	}
-	nr := newNearestRank(p.values(), w)
+	nr := newNearestRank(p.vals.slice(), w)
 	m.Mean = schema.Num(nr.mean)
 	m.P50, m.P90, m.P99 = schema.Num(nr.percentile(0.5)), schema.Num(nr.percentile(0.9)), schema.Num(nr.percentile(0.99))
 	return m

@@ -419,6 +419,12 @@ func (e *Engine) streamGaps(span ptrace.Span, w *row, b *batch) {
 	}
 }
 
+// verdict is record k's verdict on SLO i (len(slos) verdicts per record).
+func (e *Engine) verdict(k, i int) uint16 { return *e.verdicts.at(k*len(e.slos) + i) }
+
+// cause is record k's causes of its verdict on SLO i.
+func (e *Engine) cause(k, i int) causeSet { return *e.causes.at(k*len(e.slos) + i) }
+
 // applyAll adds b's rows to the engine, in order. The caller holds e.mu.
 func (e *Engine) applyAll(b *batch) {
 	ns := len(e.slos)

@@ -38,9 +38,8 @@ func (e *Engine) sloReport(i int, order []uint32, dur float64) schema.SLOReport 
 	}
 	all := &sloAcc{violations: map[string]int64{}, combos: map[uint16]int64{}}
 	per := make([]*sloAcc, len(e.groups))
-	ns := len(e.slos)
 	for k, rec := range e.recs.all() {
-		v := *e.verdicts.at(k*ns + i)
+		v := e.verdict(k, i)
 		if v&vSelected == 0 {
 			continue
 		}

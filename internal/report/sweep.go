@@ -19,14 +19,13 @@ import (
 func (e *Engine) sweep(i int, order []uint32) []schema.SweepCurve {
 	def := e.slos[i]
 	scales := schema.SweepScales()
-	ns := len(e.slos)
 	newAcc := func() *sweepAcc {
 		return &sweepAcc{met: make([]int64, len(scales)), decided: make([]int64, len(scales))}
 	}
 	all := newAcc()
 	per := make([]*sweepAcc, len(e.groups))
 	for k, rec := range e.recs.all() {
-		v := *e.verdicts.at(k*ns + i)
+		v := e.verdict(k, i)
 		if v&vSelected == 0 {
 			continue
 		}

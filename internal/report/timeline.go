@@ -20,9 +20,8 @@ func (e *Engine) timeline(i int) schema.Timeline {
 	t.Step = float64(step) / 1e9
 	nb := int(span/step) + 1
 	t.Buckets = make([]schema.TimelineBucket, nb)
-	ns := len(e.slos)
 	for k, rec := range e.recs.all() {
-		v := *e.verdicts.at(k*ns + i)
+		v := e.verdict(k, i)
 		if v&vSelected == 0 {
 			continue
 		}
