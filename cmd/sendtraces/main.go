@@ -27,6 +27,7 @@ import (
 
 	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/otlpio"
+	"github.com/llmslo/llmslo/internal/termtext"
 )
 
 func main() {
@@ -34,14 +35,16 @@ func main() {
 	receive := flag.String("receive", "", "if set, listen here for the collector's OTLP/HTTP export and print the enriched spans")
 	timeout := flag.Duration("timeout", 30*time.Second, "how long to wait for the collector")
 	shift := flag.Bool("shift-to-now", true, "move all timestamps so the newest span ends now (relative timing is kept exactly)")
-	width := flag.Int("width", 0, "terminal width: a table wider than this switches to a narrower layout (0: unlimited)")
+	width := flag.Int("width", termtext.Auto, "fit the table to this many columns: a wider one switches to a narrower layout (0: unlimited; "+
+		"default: the terminal's width, else $COLUMNS, else 120)")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: sendtraces [flags] FILE...")
 		flag.PrintDefaults()
 		os.Exit(2)
 	}
-	if err := run(*endpoint, *receive, *timeout, *shift, *width, flag.Args(), os.Stdout); err != nil {
+	w := termtext.Detect(*width, os.Stdout, os.Getenv)
+	if err := run(*endpoint, *receive, *timeout, *shift, w, flag.Args(), os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "sendtraces:", err)
 		os.Exit(1)
 	}

@@ -5,9 +5,16 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -43,9 +50,34 @@ litellm-proxy  embeddings text-embedding-3-small  (not an LLM request: untouched
 `, wide.String())
 
 	printTable(&narrow, []ptrace.Traces{enriched()}, 100)
-	assert.Equal(t, `SERVICE        SPAN                      SOURCE                           TTFT ms  TPOT ms  ITL mean/max ms  E2E ms  N
-litellm-proxy  litellm_request           litellm:span                     -        -        -/-              2500    80
+	assert.Equal(t, `Times in milliseconds; under each span its SLO verdicts and errors.
+SERVICE        SPAN                      SOURCE                           TTFT  TPOT  ITL mean/max  E2E   N
+litellm-proxy  litellm_request           litellm:span                     -     -     -/-           2500  80
   -> batch=met interactive=violated["e2e","ttft:unknown","tpot:unknown"]; errors: ttft:not_emitted
 litellm-proxy  embeddings text-embed...  (not an LLM request: untouched)
 `, narrow.String())
+}
+
+// TestDemoSamplesFit120: the table make run prints first, on the samples
+// scripts/demo.sh sends (as the processor writes them, the goldens), fits
+// a 120-column terminal. Its narrow layout was 122-124 columns.
+func TestDemoSamplesFit120(t *testing.T) {
+	script, err := os.ReadFile("../../scripts/demo.sh")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^samples=\(([^)]*)\)`).FindSubmatch(script)
+	require.NotNil(t, m, "scripts/demo.sh lists its samples in samples=(...)")
+	var batches []ptrace.Traces
+	for _, s := range strings.Fields(string(m[1])) {
+		td, err := golden.ReadTraces(filepath.Join("../../testdata/traces", s, "expected.yaml"))
+		require.NoError(t, err)
+		batches = append(batches, td)
+	}
+	require.Greater(t, len(batches), 10)
+	var b bytes.Buffer
+	printTable(&b, batches, 120)
+	out := b.String()
+	require.Contains(t, out, "Times in milliseconds", "the narrow layout")
+	for _, line := range strings.Split(out, "\n") {
+		assert.LessOrEqual(t, utf8.RuneCountInString(line), 120, "%q", line)
+	}
 }
