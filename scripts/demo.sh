@@ -21,22 +21,15 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# Fit the tables to the terminal: the tools switch to a narrower layout
-# when the wide one would wrap. Without a terminal (output piped to a file)
-# there is no limit unless COLUMNS says so.
-width=${COLUMNS:-0}
-if [[ -t 1 ]]; then
-  width=$(tput cols 2>/dev/null || stty size 2>/dev/null </dev/tty | cut -d' ' -f2 || echo 0)
-fi
+# The tools fit their tables to the terminal themselves (a narrower layout
+# when the wide one would wrap); output to a file or a pipe gets $COLUMNS,
+# else 120 columns.
 
 # Compile the demo tools before starting anything: on a cold cache this
 # takes a while, and progress.sh says so instead of staying silent.
 mkdir -p bin
-scripts/progress.sh "compiling the demo tools (bin/sendtraces, bin/llmslo-demo)" \
-  go build -o bin/ ./cmd/sendtraces ./cmd/llmslo-demo ./cmd/llmslo
-echo ">> llmslo capture: the collector's otlp_http/report exporter -> $traces"
-bin/llmslo capture --listen 127.0.0.1:4320 --out "$traces" 2>>"$log" &
-capture_pid=$!
+scripts/progress.sh "compiling the demo tools (bin/sendtraces, bin/llmloadgen, bin/llmslo)" \
+  go build -o bin/ ./cmd/sendtraces ./cmd/llmloadgen ./cmd/llmslo
 
 echo ">> starting dist/otelcol-llmslo on config/demo.yaml (log: $log)"
 dist/otelcol-llmslo --config config/demo.yaml >"$log" 2>&1 &
@@ -51,7 +44,21 @@ samples=(vllm sglang trtllm openllmetry openllmetry_legacy openlit openinference
 files=()
 for s in "${samples[@]}"; do files+=("testdata/traces/$s/input.yaml"); done
 echo ">> sending the sample spans of testdata/traces"
-bin/sendtraces -endpoint 127.0.0.1:4317 -receive 127.0.0.1:4319 -timeout 60s -width "$width" "${files[@]}"
+bin/sendtraces -endpoint 127.0.0.1:4317 -receive 127.0.0.1:4319 -timeout 60s "${files[@]}"
+
+# The capture starts after the samples are back, so the report at the end
+# is the load's alone: the samples are requests of other models and
+# producers, and mixed into the load's groups they would skew them. The
+# collector does not retry the samples' export to it (config/demo.yaml).
+echo
+echo ">> llmslo capture: the collector's otlp_http/report exporter -> $traces"
+bin/llmslo capture --listen 127.0.0.1:4320 --out "$traces" 2>>"$log" &
+capture_pid=$!
+for _ in $(seq 1 100); do
+  if curl -sS -o /dev/null http://127.0.0.1:4320/ 2>/dev/null; then break; fi
+  if ! kill -0 "$capture_pid" 2>/dev/null; then echo "llmslo capture exited:"; cat "$log"; exit 1; fi
+  sleep 0.1
+done
 
 echo
 echo ">> driving the collector with the load generator for ${DURATION:-30s} at ${RATE:-20} requests/s"
@@ -60,7 +67,7 @@ incident=()
 if [ -n "${INCIDENT:-}" ]; then
   incident=(-incident-model llama-3.1-8b-instruct -incident-kind "$INCIDENT" -incident-at 10s)
 fi
-bin/llmslo-demo -endpoint 127.0.0.1:4317 -listen 127.0.0.1:4319 -duration "${DURATION:-30s}" -rate "${RATE:-20}" -flush 2s -width "$width" "${incident[@]}"
+bin/llmloadgen -endpoint 127.0.0.1:4317 -listen 127.0.0.1:4319 -duration "${DURATION:-30s}" -rate "${RATE:-20}" -flush 2s "${incident[@]}"
 echo ">> done; stopping the collector"
 stop "$pid" TERM
 stop "$capture_pid" INT

@@ -11,7 +11,7 @@ import (
 )
 
 // IncidentFlags are the -incident-* flags of the commands that drive the
-// generator (llmloadgen, llmslo-demo): Register them, then Incident.
+// generator (llmloadgen): Register them, then Incident.
 type IncidentFlags struct {
 	model, kind              string
 	at                       time.Duration

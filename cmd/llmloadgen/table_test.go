@@ -118,3 +118,15 @@ func TestTableFitsTheTerminal(t *testing.T) {
 	assert.Contains(t, out, "agreement with the ground truth: request counts and goodput exact; windowed percentiles within 0.00%")
 	assert.Equal(t, 9, strings.Count(out, "  same\n"))
 }
+
+// TestFirstTableFits: the first live table, before the connector's first
+// flush, fits 120 columns too.
+func TestFirstTableFits(t *testing.T) {
+	_, truths := demoData(t)
+	var b bytes.Buffer
+	printTable(&b, pmetric.NewMetrics(), truths, 5*time.Second, false, 120)
+	for _, line := range strings.Split(b.String(), "\n") {
+		assert.LessOrEqual(t, len([]rune(line)), 120, "%q", line)
+	}
+	assert.Equal(t, 9, strings.Count(b.String(), "  0 (truth 20)"))
+}
