@@ -32,7 +32,7 @@ unknown_verdicts: exclude, are left out of both sides (violated / (met + violate
 --format sloth|pyrra|openslo prints the equivalent spec for those tools instead.`,
 		Example: `  llmslo rules --config config/collector.yaml > llmslo-rules.yaml
   promtool check rules llmslo-rules.yaml
-  llmslo rules --config config/collector.yaml --min-requests 20
+  llmslo rules --config config/collector.yaml --min-requests 100
   llmslo rules --config config/collector.yaml --format sloth > sloth-spec.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -47,7 +47,8 @@ unknown_verdicts: exclude, are left out of both sides (violated / (met + violate
 	f := cmd.Flags()
 	f.StringVar(&format, "format", "prometheus", "output: prometheus (a rule file), sloth, pyrra or openslo (specs)")
 	f.StringVar(&opts.Service, "service", "llmslo", "Sloth's service (the sloth_service label and the sloth_id prefix)")
-	f.Float64Var(&opts.MinRequests, "min-requests", 0, "minimum-traffic guard: no page while the alert's short window saw fewer requests than this (0: off)")
+	f.Float64Var(&opts.MinRequests, "min-requests", slorules.DefaultMinRequests,
+		"minimum-traffic guard: no page while the alert's short window saw fewer requests than this (0: off, as Sloth)")
 	f.Float64Var(&opts.UnknownShare, "unknown-share", slorules.DefaultUnknownShare, "share of an SLO's requests over 1h with an undecidable verdict above which LLMSLOVerdictsUnknown opens a ticket")
 	f.StringArrayVar(&opts.Matchers, "matcher", nil, `extra label matcher on the connector's counters, e.g. 'deployment_environment_name="prod"' (repeatable)`)
 	f.IntVar(&opts.WindowDivisor, "window-divisor", 1, "FOR TESTS ONLY: divide every PromQL range (windows and period) by this, keeping names and factors (60: the 1h/5m page reads 1m/5s)")

@@ -21,7 +21,8 @@ type Options struct {
 	Service string
 	// MinRequests is the minimum-traffic guard: a page condition holds only
 	// when its short window saw at least this many requests of the SLO
-	// (0: no guard, as Sloth). Tickets are not guarded.
+	// (0: no guard, as Sloth). Tickets are not guarded. The llmslo command
+	// takes DefaultMinRequests unless told otherwise.
 	MinRequests float64
 	// WindowDivisor divides every window and the period in the PromQL
 	// ranges (not in the rule names, labels or factors), so that a test
@@ -118,6 +119,12 @@ const (
 	UnknownAlertName = "LLMSLOVerdictsUnknown"
 	// DefaultUnknownShare is Options.UnknownShare's default.
 	DefaultUnknownShare = 0.1
+	// DefaultMinRequests is the llmslo command's minimum-traffic guard:
+	// without one, a fresh deployment pages on its first slow requests,
+	// whose share of a nearly empty window is a burn rate far over any
+	// factor (one miss in its first three requests is 33% of the 5m
+	// window, a burn rate of 33 against a 99% objective, over the page's 14.4).
+	DefaultMinRequests = 20
 )
 
 // SLIRecord is the name of the SLI error-ratio recording rule of window d,
@@ -318,16 +325,20 @@ func (o *Options) annotations(s *SLO, a Alert) map[string]string {
 
 // topCause is the sentence of the burn-rate alert's description that names
 // the constraint and cause failing most over the alert's short window
-// (rng, its PromQL range): the first question on a page is why, and the
-// cause decides the action (capacity for queue, the prompts for prefill,
-// the path for network, the SLO itself for output_length). Prometheus runs
-// the query when it renders the alert; violations without a cause (error,
-// :unknown) are left out.
+// (rng, its PromQL range), in each layer: the first question on a page is
+// why, and the cause decides the action (capacity for queue, the prompts
+// for prefill, the path for network, the SLO itself for output_length).
+// Summed over the layers, a client's unattributed misses (a client span
+// sees no engine part) outnumber and hide the engine's queue behind the
+// same requests. Prometheus runs the query when it renders the alert;
+// violations without a cause (error, :unknown) are left out.
 func (s *SLO) topCause(short time.Duration, rng string, extra []string) string {
+	layer := s.LayerLabel
 	sel := strings.TrimSuffix(s.selector(promname.SLOViolations, extra), "}") + "," + promname.LabelSLOCause + `!=""}`
-	q := fmt.Sprintf("topk(1, sum by (%s, %s) (rate(%s[%s])))", promname.LabelSLOConstraint, promname.LabelSLOCause, sel, rng)
-	return fmt.Sprintf("Top cause over the last %s: {{ range query %q }}{{ .Labels.%s }}:{{ .Labels.%s }} ({{ .Value | printf \"%%.3g\" }} violations/s)"+
-		"{{ else }}none recorded (no violation carried a cause){{ end }}.", promtime.Format(short), q, promname.LabelSLOConstraint, promname.LabelSLOCause)
+	q := fmt.Sprintf("topk by (%s) (1, sum by (%s, %s, %s) (rate(%s[%s])))", layer, layer, promname.LabelSLOConstraint, promname.LabelSLOCause, sel, rng)
+	return fmt.Sprintf("Top cause over the last %s, per layer: {{ range $i, $c := query %q | sortByLabel %q }}{{ if $i }}; {{ end }}"+
+		"{{ $c.Labels.%s }} {{ $c.Labels.%s }}:{{ $c.Labels.%s }} ({{ $c.Value | printf \"%%.3g\" }} violations/s)"+
+		"{{ else }}none recorded (no violation carried a cause){{ end }}.", promtime.Format(short), q, layer, layer, promname.LabelSLOConstraint, promname.LabelSLOCause)
 }
 
 // alertingAnnotations are the annotations of one severity, as the Sloth

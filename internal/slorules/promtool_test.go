@@ -129,7 +129,7 @@ func expAlertCause(o Options, s *SLO, severity, top string) map[string]any {
 	ann := o.annotations(s, Windows[map[string]int{"page": 0, "ticket": 1}[severity]])
 	ann["title"] = strings.NewReplacer("{{$labels.sloth_service}}", o.service(), "{{$labels.sloth_slo}}", s.Name).Replace(ann["title"])
 	d := ann["description"]
-	from, to := strings.Index(d, "{{ range query"), strings.LastIndex(d, "{{ end }}")
+	from, to := strings.Index(d, "{{ range "), strings.LastIndex(d, "{{ end }}")
 	ann["description"] = d[:from] + top + d[to+len("{{ end }}"):]
 	return map[string]any{"exp_labels": labels, "exp_annotations": ann}
 }
@@ -142,8 +142,11 @@ func expAlertCause(o Options, s *SLO, severity, top string) map[string]any {
 //     at 42 minutes, firing at 44 (the alert group may read the recording
 //     groups' previous evaluation, a minute late); the 5m SLI is 20% exactly;
 //   - a 2x burn: the ticket fires, the page does not;
-//   - 100% errors at 2 requests per 5 minutes: with the guard at 20
-//     requests no page (the ticket still fires); without it, a page;
+//   - 100% errors at 2 requests per 5 minutes: with the default guard (20
+//     requests) no page (the ticket still fires); without it, a page;
+//   - a fresh deployment, 3 requests a minute from the first, a third of
+//     them failing: with the default guard no page in its first 15
+//     requests, 5 minutes in (the ticket fires); without it, a page;
 //   - two collector replicas at different rates and error ratios: the SLI
 //     is the pooled ratio (30 errors in 1,500 requests = 2%), not the mean
 //     of the replicas' ratios (2.5%).
@@ -153,7 +156,7 @@ func TestPromtoolRules(t *testing.T) {
 		slo.Definition{Name: "interactive", Objective: 99, Period: 30 * promtime.Day, Bounds: []slo.Bound{ms(slo.TTFT, 500), ms(slo.TPOT, 15), ms(slo.E2E, 2000)}},
 	))
 	s := &slos[0]
-	for _, guard := range []float64{0, 20} {
+	for _, guard := range []float64{0, DefaultMinRequests} {
 		o := Options{MinRequests: guard}
 		dir := t.TempDir()
 		writeRules(t, dir, slos, o)
@@ -201,6 +204,16 @@ func TestPromtoolRules(t *testing.T) {
 					return []any{expAlert(o, s, "page"), expAlert(o, s, "ticket")}
 				}()}},
 			},
+			{ // a fresh deployment: 3 requests a minute from the first, one failing
+				"interval":     "1m",
+				"input_series": replica("a", "m1", [3]float64{15, 3, 1.0 / 3}),
+				"alert_rule_test": []any{map[string]any{"eval_time": "5m", "alertname": AlertName, "exp_alerts": func() []any {
+					if guard > 0 {
+						return []any{expAlert(o, s, "ticket")}
+					}
+					return []any{expAlert(o, s, "page"), expAlert(o, s, "ticket")}
+				}()}},
+			},
 			{ // two replicas: the pooled ratio
 				"interval": "1m",
 				"input_series": append(replica("3c1e", "m1", [3]float64{60, 1000, 0.01}),
@@ -218,8 +231,8 @@ func TestPromtoolRules(t *testing.T) {
 				}},
 			},
 		}
-		if guard == 0 { // the guard changes only the low-traffic case
-			tests = tests[3:4]
+		if guard == 0 { // the guard changes only the low-traffic and fresh cases
+			tests = tests[3:5]
 		}
 		b, err := yaml.Marshal(map[string]any{"rule_files": []string{"rules.yaml"}, "evaluation_interval": "1m", "tests": tests})
 		require.NoError(t, err)
@@ -398,13 +411,16 @@ func TestPromtoolUnknownExcluded(t *testing.T) {
 }
 
 // TestPromtoolTopCause: the burn-rate page names the constraint and cause
-// failing most over its 5m window, rendered by Prometheus from the
-// connector's violations by llm_slo_cause: a 20x burn after two healthy
-// days in which e2e:output_length led, the burn's TTFT misses from the
-// queue (100/min) now lead e2e:output_length (20/min) and the failed
-// requests' error (500/min, no cause, left out): "ttft:queue (1.67
-// violations/s)". Without any violation carrying a cause (a processor
-// that writes no causes), the page says none was recorded.
+// failing most over its 5m window in each layer, rendered by Prometheus
+// from the connector's violations by llm_slo_cause: a 20x burn after two
+// healthy days in which e2e:output_length led, the burn's engine TTFT
+// misses from the queue (100/min) now lead e2e:output_length (20/min) and
+// the failed requests' error (500/min, no cause, left out) on the server
+// layer, while the same requests' client spans miss TTFT unattributed
+// (150/min): "client ttft:unattributed (2.5 violations/s); server
+// ttft:queue (1.67 violations/s)" (summed over the layers, the client's
+// unattributed hid the queue). Without any violation carrying a cause (a
+// processor that writes no causes), the page says none was recorded.
 func TestPromtoolTopCause(t *testing.T) {
 	promtool(t)
 	slos := slosOf(t, llmSLO(
@@ -418,25 +434,26 @@ func TestPromtoolTopCause(t *testing.T) {
 		for i := range in {
 			in[i]["series"] = strings.Replace(in[i]["series"], "{", `{env="prod",`, 1)
 		}
-		violations := func(constraint, cause string, healthy, burn float64) {
-			labels := fmt.Sprintf(`{env="prod",llm_slo_name="interactive",llm_slo_constraint=%q,collector_instance_id="a",gen_ai_request_model="m1",llm_layer="server"`, constraint)
+		violations := func(layer, constraint, cause string, healthy, burn float64) {
+			labels := fmt.Sprintf(`{env="prod",llm_slo_name="interactive",llm_slo_constraint=%q,collector_instance_id="a",gen_ai_request_model="m1",llm_layer=%q`, constraint, layer)
 			if cause != "" {
 				labels += fmt.Sprintf(",llm_slo_cause=%q", cause)
 			}
 			in = append(in, map[string]string{"series": promname.SLOViolations + labels + "}", "values": counterFrom(0, phase{2880, healthy}, phase{120, burn})})
 		}
-		violations("error", "", 0, 500)
+		violations("server", "error", "", 0, 500)
 		if causes {
-			violations("ttft", "queue", 0, 100)
-			violations("e2e", "output_length", 3, 20)
+			violations("server", "ttft", "queue", 0, 100)
+			violations("server", "e2e", "output_length", 3, 20)
+			violations("client", "ttft", "unattributed", 0, 150)
 		} else {
-			violations("ttft", "", 0, 100)
+			violations("server", "ttft", "", 0, 100)
 		}
 		return in
 	}
 	tests := []map[string]any{
 		{"interval": "1m", "input_series": series(true), "alert_rule_test": []any{map[string]any{
-			"eval_time": "2d44m", "alertname": AlertName, "exp_alerts": []any{expAlertCause(o, s, "page", "ttft:queue (1.67 violations/s)")},
+			"eval_time": "2d44m", "alertname": AlertName, "exp_alerts": []any{expAlertCause(o, s, "page", "client ttft:unattributed (2.5 violations/s); server ttft:queue (1.67 violations/s)")},
 		}}},
 		{"interval": "1m", "input_series": series(false), "alert_rule_test": []any{map[string]any{
 			"eval_time": "2d44m", "alertname": AlertName, "exp_alerts": []any{expAlert(o, s, "page")},
