@@ -23,7 +23,8 @@ dist: $(BUILDER) ## Build the collector distribution into ./dist (the first buil
 	@echo ">> building $(DIST) from builder-config.yaml (the first build downloads and compiles the collector: minutes)"
 	@mkdir -p dist
 	@PROGRESS_LOG=dist/build.log scripts/progress.sh "building $(DIST) (log: dist/build.log)" $(BUILDER) --config builder-config.yaml
-	@$(DIST) components | grep -A1 -E 'name: llm_slo' | head -4
+	@[ "$$($(DIST) components | grep -c '^ *- name: llm_slo$$')" = 2 ] || { echo "$(DIST) lacks the llm_slo processor or connector" >&2; exit 1; }
+	@echo ">> built $(DIST) with the llm_slo processor and connector"
 
 .PHONY: cli
 cli: ## Build the llmslo command (rules, dashboard, report, capture) into bin/llmslo

@@ -81,3 +81,21 @@ func TestDemoSamplesFit120(t *testing.T) {
 		assert.LessOrEqual(t, utf8.RuneCountInString(line), 120, "%q", line)
 	}
 }
+
+// TestDemoReportLeavesOutTheSamples: make run's report is the load's
+// alone, so scripts/demo.sh starts the capture it reports on only after
+// sendtraces has had its samples back (the samples were mixed into the
+// load's groups). The collector does not retry an export the capture
+// missed, or the samples would reach it late.
+func TestDemoReportLeavesOutTheSamples(t *testing.T) {
+	script, err := os.ReadFile("../../scripts/demo.sh")
+	require.NoError(t, err)
+	s := string(script)
+	samples, capture, load := strings.Index(s, "\nbin/sendtraces "), strings.Index(s, "\nbin/llmslo capture "), strings.Index(s, "\nbin/llmloadgen ")
+	require.True(t, samples > 0 && capture > 0 && load > 0, "scripts/demo.sh runs sendtraces, llmslo capture and llmloadgen")
+	assert.Less(t, samples, capture, "the capture starts after the samples")
+	assert.Less(t, capture, load, "the capture starts before the load")
+	demo, err := os.ReadFile("../../config/demo.yaml")
+	require.NoError(t, err)
+	assert.Regexp(t, `otlp_http/report:\n    endpoint: http://127.0.0.1:4320\n    retry_on_failure:\n      enabled: false\n`, string(demo))
+}
