@@ -23,7 +23,8 @@ import (
 // clone, so uncommitted changes are what gets built), it writes the
 // README's builder manifest verbatim, runs `builder --config builder.yaml`
 // there, and checks that the distribution lists the llm_slo processor and
-// connector and accepts a configuration that uses both.
+// connector and accepts a configuration that uses both, and the README's
+// production-shaped configuration.
 func TestInstallFromReadme(t *testing.T) {
 	builder := findBuilder(t)
 	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
@@ -48,6 +49,17 @@ func TestInstallFromReadme(t *testing.T) {
 
 	checkComponents(t, bin)
 	checkValidates(t, bin)
+	checkRunsReadmeConfig(t, bin, readmeBlock(t, string(readme), "<!-- production config", "```yaml"))
+}
+
+// checkRunsReadmeConfig: the distribution the README's manifest builds
+// accepts the README's production-shaped configuration as it stands (it
+// once lacked memory_limiter, otlp_grpc and health_check).
+func checkRunsReadmeConfig(t *testing.T, bin, config string) {
+	cfg := filepath.Join(t.TempDir(), "collector.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(config), 0o600))
+	out, err := exec.Command(bin, "validate", "--config", cfg).CombinedOutput()
+	assert.NoError(t, err, "validate the README's production-shaped configuration:\n%s", out)
 }
 
 // checkComponents: the distribution lists llm_slo once as a processor and
