@@ -148,10 +148,26 @@ func (e *Engine) groupCDFs(gi uint32, a *latencyAcc) []schema.CDF {
 			vals = sortedUnion(e.gapsDefs[gi], e.gapsRest[gi])
 		}
 		if len(vals) > 0 {
-			cdfs = append(cdfs, schema.CDF{Metric: metricIDs[m], Group: e.groups[gi], Requests: a.n, Sorted: thin(vals, cdfPoints)})
+			cdfs = append(cdfs, schema.CDF{Metric: metricIDs[m], Group: e.groups[gi], Requests: a.n, Sorted: thin(vals, cdfPoints),
+				Values: int64(len(vals)), Zeros: zeros(vals)})
 		}
 	}
 	return cdfs
+}
+
+// zeros counts the values at or below 0 at the start of sorted (NaN, which
+// sorts first, is not one).
+func zeros(sorted []float64) int64 {
+	var n int64
+	for _, v := range sorted {
+		if v > 0 {
+			break
+		}
+		if v <= 0 {
+			n++
+		}
+	}
+	return n
 }
 
 func exactDist(vals []float64) schema.Dist {

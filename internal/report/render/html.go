@@ -44,7 +44,7 @@ func WriteHTML(w io.Writer, r *schema.Report) error {
 // the text report.
 func htmlTemplate(name, text string) *template.Template {
 	return template.Must(template.New(name).Funcs(template.FuncMap{
-		"pct": pct, "ms": ms, "rate": rate,
+		"pct": pct, "ms": ms, "rate": rate, "counts": sortedCounts,
 	}).Parse(text))
 }
 
@@ -52,10 +52,10 @@ var pageHead = htmlTemplate("head", `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>llmslo report</title>
 <style>
-body{font-family:`+pageFonts+`;margin:2em auto;max-width:1100px;color:#222}
+body{font-family:`+pageFonts+`;margin:2em auto;padding:0 1.5em;max-width:1500px;color:#222}
 h1{margin-bottom:0}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;margin:.6em 0}td,th{padding:.2em .7em;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}
-td:first-child,th:first-child,td.l,th.l{text-align:left}table.narrow td,table.narrow th{padding:.2em .35em;font-size:13px}.sub{color:#666}svg{display:block;margin:.8em 0;max-width:100%;height:auto}svg text{font-family:`+pageFonts+` !important}
+td:first-child,th:first-child,td.l,th.l{text-align:left}table.narrow td,table.narrow th{padding:.2em .35em;font-size:13px}.sub{color:#666}svg{display:block;margin:.8em 0;width:100%;height:auto}svg text{font-family:`+pageFonts+` !important}
 pre{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:12px}
 </style></head><body>
 `)

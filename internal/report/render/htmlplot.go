@@ -21,6 +21,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/llmslo/llmslo/internal/report/schema"
 )
 
 // The layout every HTML plot shares: the data area on the left, the legend
@@ -53,6 +55,28 @@ var palette = []color.RGBA{
 }
 
 func groupColor(i int) color.Color { return palette[i%len(palette)] }
+
+// groupColours gives each group of r one colour in every plot: by its
+// place among the report's groups ("all" first), not among one plot's
+// curves, where a group without values for a metric shifted the colours
+// of every group after it.
+func groupColours(r *schema.Report) func(schema.Group) color.Color {
+	index := map[string]int{"all": 0}
+	for _, g := range r.Latency {
+		if name := r.GroupName(g.Group); name != "all" {
+			if _, ok := index[name]; !ok {
+				index[name] = len(index)
+			}
+		}
+	}
+	return func(g schema.Group) color.Color {
+		i, ok := index[r.GroupName(g)]
+		if !ok {
+			i = len(index)
+		}
+		return groupColor(i)
+	}
+}
 
 // plotFont is Liberation Sans, metrically Arial and Helvetica: the page's
 // stylesheet names the same family first, so plots and prose share a font.

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/llmslo/llmslo/internal/report/schema"
 )
@@ -65,8 +66,9 @@ var latencyTemplate = htmlTemplate("latency", `<h2>Latency distributions</h2>
 
 // cdfPlot draws one metric's CDF per group, milliseconds on a log axis.
 // Values of 0 have no place on it: each group's curve then starts at the
-// share of its values that are 0, its legend entry says so, and the axis
-// label counts them.
+// share of its values that are 0, its legend entry says so (a group of
+// zeros only is in the legend with no curve), and the axis label counts
+// them.
 func cdfPlot(r *schema.Report, metric string) (template.HTML, bool) {
 	var curves []schema.CDF
 	for _, c := range r.CDFs {
@@ -80,30 +82,24 @@ func cdfPlot(r *schema.Report, metric string) (template.HTML, bool) {
 	p := newPlot(metric+" CDF by group", "", "fraction of values")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = logTicks{}
+	colour := groupColours(r)
 	lo, hi := math.Inf(1), math.Inf(-1)
 	var entries []legendEntry
-	allZeros := 0
-	for n, c := range curves {
-		pts, zeros := cdfXY(c.Sorted)
-		allZeros += zeros
-		if len(pts) == 0 {
-			continue
+	var allZeros int64
+	for _, c := range curves {
+		pts, _ := cdfXY(c.Sorted)
+		allZeros += c.Zeros
+		l := &plotter.Line{LineStyle: draw.LineStyle{Color: colour(c.Group), Width: vg.Points(1.5)}}
+		if len(pts) > 0 {
+			lo, hi = min(lo, pts[0].X), max(hi, pts[len(pts)-1].X)
+			if drawn, err := plotter.NewLine(pts); err == nil {
+				drawn.LineStyle = l.LineStyle
+				p.Add(drawn)
+			}
 		}
-		lo, hi = min(lo, pts[0].X), max(hi, pts[len(pts)-1].X)
-		l, err := plotter.NewLine(pts)
-		if err != nil {
-			continue
-		}
-		l.Color = groupColor(n)
-		l.Width = vg.Points(1.5)
-		p.Add(l)
-		label := truncate(r.GroupName(c.Group), 32)
-		if zeros > 0 {
-			label += fmt.Sprintf(" (%s at 0)", pct(schema.Num(float64(zeros)/float64(len(c.Sorted)))))
-		}
-		entries = append(entries, legendEntry{label, []plot.Thumbnailer{l}})
+		entries = append(entries, legendEntry{truncate(r.GroupName(c.Group), 32) + zerosNote(c), []plot.Thumbnailer{l}})
 	}
-	if len(entries) == 0 {
+	if math.IsInf(lo, 1) {
 		return "", false
 	}
 	p.X.Label.Text = cdfAxisLabel(metric, allZeros)
@@ -112,24 +108,35 @@ func cdfPlot(r *schema.Report, metric string) (template.HTML, bool) {
 	return render(p, entries, 4*vg.Inch), true
 }
 
+// zerosNote says how many of a group's values are 0, not drawn.
+func zerosNote(c schema.CDF) string {
+	switch {
+	case c.Zeros == 0 || c.Values == 0:
+		return ""
+	case c.Zeros == c.Values:
+		return " (all at 0)"
+	default:
+		return fmt.Sprintf(" (%s at 0)", pct(schema.Num(float64(c.Zeros)/float64(c.Values))))
+	}
+}
+
 // cdfPanels draws the CDFs of more groups than colours as small
 // multiples on the same axes.
 func cdfPanels(r *schema.Report, metric string, curves []schema.CDF) (template.HTML, bool) {
 	curves, shown := largest(curves, maxPanels, func(c schema.CDF) int64 { return c.Requests })
 	lo, hi := math.Inf(1), math.Inf(-1)
-	allZeros := 0
+	var allZeros int64
 	var names []string
 	var lines []plotter.XYs
 	for _, c := range curves {
-		pts, zeros := cdfXY(c.Sorted)
-		allZeros += zeros
-		if len(pts) == 0 {
-			continue
+		pts, _ := cdfXY(c.Sorted)
+		allZeros += c.Zeros
+		if len(pts) > 0 {
+			lo, hi = min(lo, pts[0].X), max(hi, pts[len(pts)-1].X)
 		}
-		lo, hi = min(lo, pts[0].X), max(hi, pts[len(pts)-1].X)
-		names, lines = append(names, r.GroupName(c.Group)), append(lines, thinXY(pts, panelPoints))
+		names, lines = append(names, r.GroupName(c.Group)+zerosNote(c)), append(lines, thinXY(pts, panelPoints))
 	}
-	if len(lines) == 0 {
+	if math.IsInf(lo, 1) {
 		return "", false
 	}
 	lo, hi = logRange(lo, hi)
@@ -140,7 +147,7 @@ func cdfPanels(r *schema.Report, metric string, curves []schema.CDF) (template.H
 		p.X.Tick.Marker = fewerLabels{logTicks{}, 3}
 		p.Y.Tick.Marker = fewerLabels{niceTicks{}, 3}
 		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = lo, hi, 0, 1
-		if l, err := plotter.NewLine(pts); err == nil {
+		if l, err := plotter.NewLine(pts); err == nil && len(pts) > 0 {
 			l.Color, l.Width = panelColour, vg.Points(1.5)
 			p.Add(l)
 		}
@@ -165,7 +172,7 @@ func thinXY(pts plotter.XYs, limit int) plotter.XYs {
 }
 
 // cdfAxisLabel names a CDF's axis and counts the values of 0 it leaves out.
-func cdfAxisLabel(metric string, zeros int) string {
+func cdfAxisLabel(metric string, zeros int64) string {
 	if zeros == 0 {
 		return metric + " (ms, log scale)"
 	}

@@ -150,7 +150,7 @@ var slosTemplate = htmlTemplate("slos", `{{range .SLOs}}
 {{end}}</table>
 {{if .Note}}<p>{{.Note}}.</p>{{end}}
 {{with index .Groups 0}}
-<p>Violations: {{range $k, $v := .Violations}}{{$k}} {{$v}}; {{end}}</p>
+<p>Violations: {{range counts .Violations}}{{.}}; {{end}}</p>
 <p>By combination: {{range .Combinations}}{{range $i, $c := .Constraints}}{{if $i}}+{{end}}{{$c}}{{end}} {{.Requests}}; {{end}}</p>
 <p>Attainable goodput without one constraint: {{range $k, $v := .Attainable}}{{$k}} {{pct $v}}; {{end}}</p>
 {{end}}
@@ -183,7 +183,8 @@ func sweepPlot(r *schema.Report, name string) template.HTML {
 	p := newPlot(fmt.Sprintf("SLO %s: goodput as every threshold is scaled", name), "SLO scale (x thresholds, log)", "goodput")
 	sweepAxes(p, sweepTicks)
 	var entries []legendEntry
-	for n, c := range curves {
+	colour := groupColours(r)
+	for _, c := range curves {
 		pts := sweepXY(c)
 		if len(pts) == 0 {
 			continue
@@ -192,7 +193,7 @@ func sweepPlot(r *schema.Report, name string) template.HTML {
 		if err != nil {
 			continue
 		}
-		l.Color, s.Color = groupColor(n), groupColor(n)
+		l.Color, s.Color = colour(c.Group), colour(c.Group)
 		if len(c.Group) == 0 {
 			l.Width = vg.Points(2.5)
 		}

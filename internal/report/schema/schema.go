@@ -65,7 +65,12 @@ type CDF struct {
 	Group  Group
 	// Requests are the group's: plots of many groups draw the largest.
 	Requests int64
-	Sorted   []float64
+	// Sorted is a thinned sample of the values, for drawing.
+	Sorted []float64
+	// Values and Zeros count the group's values and those at or below 0
+	// (which a log axis cannot draw) before thinning: the share of zeros
+	// in Sorted is only an estimate.
+	Values, Zeros int64
 }
 
 // MetricIDs are the latency metrics of LatencyGroup.Metrics and
