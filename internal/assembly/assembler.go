@@ -55,9 +55,9 @@ type Deps struct {
 	// Telemetry counts what the assembly holds and gives up.
 	Telemetry Telemetry
 	// Release derives and writes a held request span (the processor's
-	// write path) with the steps seen for it; evicted says some of them
-	// were dropped to stay within the bounds.
-	Release func(span ptrace.Span, resource pcommon.Map, scope derive.Scope, steps *derive.Steps, evicted bool)
+	// write path): from steps when p says they are complete, else from
+	// its own attributes alone, marked with p (steps is then nil).
+	Release func(span ptrace.Span, resource pcommon.Map, scope derive.Scope, steps *derive.Steps, p Progress)
 }
 
 // Telemetry receives the assembly's counts; the processor's own metrics
@@ -72,14 +72,16 @@ type Telemetry interface {
 // Assembler is the trace assembly of one processor.
 //
 // Flow: step spans pass through at once; their output times are recorded
-// per trace. A request span whose steps are all there (as many as its
-// output count implies, or any at all when the producer gives no count) is
+// per trace. A request span whose steps are all there (every step its
+// output count implies or its last step states, traceEntry.progress) is
 // derived at once. Otherwise it is taken out of its batch and held until its
 // steps complete or Wait passes, then emitted downstream: sent after a later
-// batch when its last steps arrive, or on its own at the deadline. Memory is
-// bounded by MaxTraces, MaxSteps and MaxHeld (per trace and in total); what
-// is evicted is counted and the affected request is marked in
-// llm.metrics.error.
+// batch when its last steps arrive, or on its own at the deadline. A request
+// let go with steps missing (the wait, shutdown, an eviction) is derived
+// from its own attributes only, never from part of its steps, and marked
+// assembly:incomplete. Memory is bounded by MaxTraces, MaxSteps and MaxHeld
+// (per trace and in total); what is evicted is counted and the affected
+// request is marked in llm.metrics.error.
 //
 // Ownership: a request span becomes the assembly's only when the batch that
 // carried it is acknowledged downstream (Batch); until then it shares its
@@ -95,11 +97,14 @@ type Assembler struct {
 	next    consumer.Traces
 	logger  *zap.Logger
 	now     func() time.Time
-	release func(span ptrace.Span, resource pcommon.Map, scope derive.Scope, steps *derive.Steps, evicted bool)
+	release func(span ptrace.Span, resource pcommon.Map, scope derive.Scope, steps *derive.Steps, p Progress)
 	tel     Telemetry
 
 	mu     sync.Mutex
 	traces map[pcommon.TraceID]*traceEntry
+	// touched lists the entries a batch brought steps to, for one
+	// completion check each (recordSteps).
+	touched []*traceEntry
 	// released holds request spans let go and not yet delivered: by an
 	// eviction, by a request of the same trace taking the steps, or refused
 	// by the next consumer. The next batch or tick sends them, not before

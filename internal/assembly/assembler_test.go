@@ -62,7 +62,7 @@ func newRig(t *testing.T, mutate func(*Config), next consumer.Traces) *rig {
 	require.True(t, ok)
 	r := &rig{t: t, next: next, now: time.Unix(1_767_225_600, 0), sglang: sglang}
 	r.a = New(cfg, preset.Builtin(), Deps{Next: next, Logger: zap.NewNop(), Telemetry: &r.tel,
-		Release: func(ptrace.Span, pcommon.Map, derive.Scope, *derive.Steps, bool) { r.released++ }})
+		Release: func(ptrace.Span, pcommon.Map, derive.Scope, *derive.Steps, Progress) { r.released++ }})
 	r.a.SetClock(func() time.Time { return r.now })
 	return r
 }

@@ -233,7 +233,7 @@ func (a *Assembler) commit(id pcommon.TraceID, h heldSpan) {
 	e := a.entry(id)
 	if len(e.held) >= a.cfg.MaxHeldPerTrace {
 		a.tel.Evicted(EvictHeldPerTrace, 1)
-		a.releaseOne(a.released, e.toSteps(), h, true)
+		a.releaseOne(a.released, e, nil, h, true)
 		return
 	}
 	e.held = append(e.held, h)

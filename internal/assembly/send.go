@@ -71,26 +71,37 @@ func (a *Assembler) takeRetries(out ptrace.Traces, now time.Time, all bool) {
 	}
 }
 
-// releaseInto derives each held request of e with e's steps and appends it
-// to out. Caller holds mu.
+// releaseInto derives each held request of e, from e's steps when they
+// are complete for it, and appends it to out. Caller holds mu.
 func (a *Assembler) releaseInto(out ptrace.Traces, e *traceEntry, evicted bool) {
 	if len(e.held) == 0 {
 		return
 	}
-	steps := e.toSteps()
+	var steps *derive.Steps
 	for _, h := range e.held {
-		a.releaseOne(out, steps, h, evicted || e.truncated)
+		if steps == nil && e.progress(h.expected).Complete {
+			steps = e.toSteps()
+		}
+		a.releaseOne(out, e, steps, h, evicted)
 	}
 	a.totalHeld -= len(e.held)
 	e.held = nil
 }
 
-// releaseOne derives the held request h with steps and moves it to out.
-// Caller holds mu.
-func (a *Assembler) releaseOne(out ptrace.Traces, steps *derive.Steps, h heldSpan, evicted bool) {
+// releaseOne derives the held request h, with steps (e's, sorted; nil when
+// they were not needed yet) if e's steps are complete for it, and moves it
+// to out. Caller holds mu.
+func (a *Assembler) releaseOne(out ptrace.Traces, e *traceEntry, steps *derive.Steps, h heldSpan, evicted bool) {
+	p := e.progress(h.expected)
+	p.Evicted = p.Evicted || evicted
+	if !p.Complete {
+		steps = nil
+	} else if steps == nil {
+		steps = e.toSteps()
+	}
 	rs := h.td.ResourceSpans().At(0)
 	ss := rs.ScopeSpans().At(0)
-	a.release(ss.Spans().At(0), rs.Resource().Attributes(), derive.ScopeOf(rs, ss), steps, evicted)
+	a.release(ss.Spans().At(0), rs.Resource().Attributes(), derive.ScopeOf(rs, ss), steps, p)
 	rs.MoveTo(out.ResourceSpans().AppendEmpty())
 }
 
