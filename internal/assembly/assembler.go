@@ -105,16 +105,18 @@ type Assembler struct {
 	// touched lists the entries a batch brought steps to, for one
 	// completion check each (recordSteps).
 	touched []*traceEntry
-	// released holds request spans let go and not yet delivered: by an
-	// eviction, by a request of the same trace taking the steps, or refused
-	// by the next consumer. The next batch or tick sends them, not before
-	// retryAt while the next consumer refuses.
+	// released holds request spans let go and not yet sent: by an
+	// eviction, or by a request of the same trace taking the steps;
+	// refused those the next consumer refused, sent again marked as a
+	// re-send. The next batch or tick sends them, not before retryAt while
+	// the next consumer refuses.
 	released ptrace.Traces
+	refused  ptrace.Traces
 	// retryAt and backoff pace the sends while the next consumer refuses:
-	// a retry reaches every consumer of a fan-out again (a connector beside
-	// a refusing exporter counts the spans once per attempt), so it is not
-	// repeated with every incoming batch. backoff is 0 when the last send
-	// was accepted.
+	// a retry reaches every consumer of a fan-out again (marked, so that a
+	// connector beside a refusing exporter does not count it again), so it
+	// is not repeated with every incoming batch. backoff is 0 when the last
+	// send was accepted.
 	retryAt    time.Time
 	backoff    time.Duration
 	byAge      list.List // of *traceEntry, oldest first
@@ -140,7 +142,7 @@ const MaxRetryBackoff = 30 * time.Second
 // New returns the assembly of the step spans the presets describe.
 func New(cfg Config, presets []*preset.Preset, d Deps) *Assembler {
 	a := &Assembler{cfg: cfg, steps: map[string]*preset.Steps{}, next: d.Next, logger: d.Logger, now: time.Now,
-		release: d.Release, tel: d.Telemetry, traces: map[pcommon.TraceID]*traceEntry{}, released: ptrace.NewTraces(),
+		release: d.Release, tel: d.Telemetry, traces: map[pcommon.TraceID]*traceEntry{}, released: ptrace.NewTraces(), refused: ptrace.NewTraces(),
 		awaiting: map[ptrace.Traces]*Batch{}}
 	for _, p := range presets {
 		if p.Steps != nil {
@@ -180,7 +182,8 @@ func (a *Assembler) Start() {
 // whose request never came. A refusal is returned; the spans are kept or
 // given up as End's are.
 func (a *Assembler) Tick(ctx context.Context) error {
-	return a.emit(ctx, a.expire(a.now(), false), false)
+	fresh, again := a.expire(a.now(), false)
+	return a.send(ctx, fresh, again, false)
 }
 
 // Shutdown stops the wait timer and emits every held span. It is safe to
@@ -199,5 +202,6 @@ func (a *Assembler) Shutdown(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	return a.emit(ctx, a.expire(time.Time{}, true), true)
+	fresh, again := a.expire(time.Time{}, true)
+	return a.send(ctx, fresh, again, true)
 }

@@ -175,7 +175,8 @@ func (a *Assembler) hold(b *Batch, r Request, expected int64) bool {
 // (processorhelper.ErrSkipProcessingData).
 func (a *Assembler) End(ctx context.Context, b *Batch, td ptrace.Traces) (skip bool) {
 	// A refused send keeps the spans for the next batch or tick.
-	_ = a.emit(ctx, a.takeReleased(b.completed), false)
+	fresh, again := a.takeReleased(b.completed)
+	_ = a.send(ctx, fresh, again, false)
 	switch {
 	case len(b.spans) == 0:
 		a.settle(b, true)
