@@ -11,7 +11,13 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/ptracetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/llmslo/llmslo/internal/metadata"
 )
 
 // stepPieces returns the step spans of the golden trace dir at the given
@@ -176,4 +182,36 @@ func TestAssemblyStepsBeforeRequest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAssemblyIncompleteCounted: the processor's telemetry counts the
+// requests let go with steps missing, by field and reason, beside the
+// requests: otelcol_processor_llm_slo_errors{field="assembly",
+// reason="incomplete"}.
+func TestAssemblyIncompleteCounted(t *testing.T) {
+	cfg, err := loadConfig(t, "assembly")
+	require.NoError(t, err)
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	set := processortest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	sink := new(consumertest.TracesSink)
+	impl, err := newProcessor(set, cfg, sink)
+	require.NoError(t, err)
+	p := impl.wrap(t, set, cfg, sink)
+	for _, dir := range []string{"sglang_trace", "tgi_trace"} {
+		_, rest := split(readInput(t, dir), isStepSpan)
+		require.NoError(t, p.ConsumeTraces(context.Background(), rest))
+		require.NoError(t, p.ConsumeTraces(context.Background(), stepPieces(t, dir, []int{0, 1})[0]))
+	}
+	require.NoError(t, p.Shutdown(context.Background()))
+	m, err := tel.GetMetric("otelcol_processor_llm_slo_errors")
+	require.NoError(t, err)
+	got := map[string]int64{}
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		f, _ := dp.Attributes.Value("field")
+		r, _ := dp.Attributes.Value("reason")
+		got[f.AsString()+":"+r.AsString()] = dp.Value
+	}
+	assert.Equal(t, map[string]int64{"assembly:incomplete": 2, "ttft:not_emitted": 1, "output_tokens:not_emitted": 1}, got)
 }
