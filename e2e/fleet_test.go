@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -45,12 +46,17 @@ type traceRouter struct {
 	ln       net.Listener
 	backends []string
 	client   *http.Client
+	// roundRobin makes the router a plain balancer instead: each batch
+	// goes whole to the next backend, whatever its traces (what the docs
+	// say never to put between the tiers).
+	roundRobin bool
+	next       atomic.Uint32
 }
 
-func newTraceRouter(t *testing.T, backends []string) *traceRouter {
+func newTraceRouter(t *testing.T, backends []string, roundRobin bool) *traceRouter {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	r := &traceRouter{ln: ln, backends: backends, client: &http.Client{Timeout: 10 * time.Second}}
+	r := &traceRouter{ln: ln, backends: backends, client: &http.Client{Timeout: 10 * time.Second}, roundRobin: roundRobin}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/traces", r.handle)
 	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -72,6 +78,13 @@ func (r *traceRouter) handle(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	parts := splitByTrace(er.Traces(), len(r.backends))
+	if r.roundRobin {
+		parts = make([]ptrace.Traces, len(r.backends))
+		for i := range parts {
+			parts[i] = ptrace.NewTraces()
+		}
+		parts[int(r.next.Add(1))%len(parts)] = er.Traces()
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(parts))
 	for i, td := range parts {
@@ -491,7 +504,7 @@ type fleet struct {
 // startFleet starts replicas second-tier collectors behind two front
 // nodes; with one replica and direct set, the senders reach it directly
 // (one collector, no front tier).
-func startFleet(t *testing.T, replicas int, direct bool) *fleet {
+func startFleet(t *testing.T, replicas int, direct, roundRobin bool) *fleet {
 	sink, err := otlpio.NewReceiver("127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sink.Close() })
@@ -511,7 +524,7 @@ func startFleet(t *testing.T, replicas int, direct bool) *fleet {
 			f.fronts = append(f.fronts, backends[0])
 			continue
 		}
-		f.fronts = append(f.fronts, newTraceRouter(t, backends).addr())
+		f.fronts = append(f.fronts, newTraceRouter(t, backends, roundRobin).addr())
 	}
 	return f
 }
@@ -543,7 +556,7 @@ func TestFleetTraceAssembly(t *testing.T) {
 		direct   bool
 	}{{"two tiers", 2, false}, {"one collector", 1, true}} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := startFleet(t, tt.replicas, tt.direct)
+			f := startFleet(t, tt.replicas, tt.direct, false)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			rng := rand.New(rand.NewPCG(44, 1))
@@ -559,13 +572,38 @@ func TestFleetTraceAssembly(t *testing.T) {
 	}
 }
 
+// TestFleetWithoutAffinity: the front nodes balance whole batches round
+// robin instead of routing by trace ID, so a request's steps are split
+// over the replicas. Most requests cannot be assembled; none gets a value
+// from part of its steps: each is assembled exactly or marked
+// assembly:incomplete, and each is counted once.
+func TestFleetWithoutAffinity(t *testing.T) {
+	f := startFleet(t, 2, false, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rng := rand.New(rand.NewPCG(44, 3))
+	reqs := genRequests(rng, 400, t0)
+	sendFleet(t, ctx, rng, f.fronts, reqs, 40, 50*time.Millisecond)
+	f.settle(t, ctx, reqs)
+
+	v := judgeFleet(t, reqs, f.sink.Traces())
+	t.Logf("round robin: %+v, counted %d", v, requestsCounted(f.sink.Metrics()))
+	assert.Zero(t, v.missing, "lost")
+	assert.Zero(t, v.duplicated, "exported twice")
+	assert.Zero(t, v.wrong, "values not marked incomplete that differ from the truth")
+	assert.Zero(t, v.wrongVerdicts, "verdicts")
+	assert.Zero(t, v.markedWithSteps, "marked incomplete but carrying step values")
+	assert.Equal(t, len(reqs), v.assembled+v.incomplete)
+	assert.Equal(t, int64(len(reqs)), requestsCounted(f.sink.Metrics()), "llm.slo.requests over both replicas")
+}
+
 // TestFleetReplicaRestart: one second-tier replica is stopped with SIGTERM
 // under load and started again on its port while the front nodes retry
 // towards it. Nothing is lost or counted twice, and every request is
 // either assembled exactly or marked assembly:incomplete without a value
 // from its steps.
 func TestFleetReplicaRestart(t *testing.T) {
-	f := startFleet(t, 2, false)
+	f := startFleet(t, 2, false, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	rng := rand.New(rand.NewPCG(44, 2))
