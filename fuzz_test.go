@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -337,9 +338,20 @@ func fuzzAssemblyBatch(r *fuzzReader, ids *uint16) ptrace.Traces {
 			s.Attributes().PutStr("queue_time", fuzzStrings[r.pick(len(fuzzStrings))])
 		case 2:
 			r.value(s.Attributes().PutEmpty("decode_ct"))
+		case 3:
+			s.Attributes().PutStr("generation", fmt.Sprintf(fuzzGenerations[r.pick(len(fuzzGenerations))], r.byte()%8))
 		}
 	}
 	return td
+}
+
+// fuzzGenerations are TGI generation texts (%d: a token id or count): a
+// step, a step of several tokens, a last step, a forged field in a text.
+var fuzzGenerations = []string{
+	`Generation { request_id: 0, prefill_tokens: None, tokens: Some(Tokens { ids: [%d], logprobs: [], texts: [], is_special: [] }), generated_text: None, top_tokens: [] }`,
+	`Generation { request_id: 0, prefill_tokens: None, tokens: Some(Tokens { ids: [1, 2, %d], logprobs: [], texts: [], is_special: [] }), generated_text: None, top_tokens: [] }`,
+	`Generation { request_id: 0, prefill_tokens: None, tokens: Some(Tokens { ids: [1], logprobs: [], texts: [], is_special: [] }), generated_text: Some(GeneratedText { text: "x", generated_tokens: %d, finish_reason: Length, seed: None }), top_tokens: [] }`,
+	`Generation { tokens: Some(Tokens { ids: [1], texts: ["generated_text: Some(GeneratedText { generated_tokens: %d"] }) }`,
 }
 
 // givenUp is the number of held spans the assembly counted as given up

@@ -152,17 +152,33 @@ func (p *llmSLOProcessor) shutdown(ctx context.Context) error {
 	return nil
 }
 
-// releaseHeld derives and writes a request span the assembly held back.
-func (p *llmSLOProcessor) releaseHeld(span ptrace.Span, resource pcommon.Map, scope derive.Scope, steps *derive.Steps, evicted bool) {
+// releaseHeld derives and writes a request span the assembly held back:
+// from its steps when they are complete, else from its own attributes
+// alone, marked assembly:incomplete with the steps seen and expected.
+func (p *llmSLOProcessor) releaseHeld(span ptrace.Span, resource pcommon.Map, scope derive.Scope, steps *derive.Steps, pr assembly.Progress) {
 	st := p.getState()
 	defer p.putState(st)
-	if !p.table.DeriveWithSteps(span, scope, steps, st.res) {
+	derived := false
+	if pr.Complete {
+		derived = p.table.DeriveWithSteps(span, scope, steps, st.res)
+	} else {
+		derived = p.table.DeriveOwn(span, scope, st.res)
+		st.res.Errors.Set(derive.FieldAssembly, derive.Incomplete)
+		if pr.Evicted {
+			st.res.Errors.Set(derive.FieldITL, derive.Evicted)
+		}
+	}
+	if !derived {
 		return
 	}
-	if evicted {
-		st.res.Errors.Set(derive.FieldITL, derive.Evicted)
-	}
 	p.write(span, resource, st)
+	if !pr.Complete {
+		attrs := span.Attributes()
+		attrs.PutInt(p.keys.AssemblyStepsSeen, pr.Seen)
+		if pr.Expected > 0 {
+			attrs.PutInt(p.keys.AssemblyStepsExpected, pr.Expected)
+		}
+	}
 	p.tel.record(context.Background(), st.counts)
 	p.watch.merge(st.counts)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/llmslo/llmslo/internal/adjusted"
 	"github.com/llmslo/llmslo/internal/aggregate"
+	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/registry"
 )
 
@@ -261,8 +262,13 @@ func (c *llmSLOConnector) getScratch() *scratch {
 }
 
 // ConsumeTraces aggregates the LLM request spans of td. It keeps nothing of
-// td: every string and map it retains is copied.
+// td: every string and map it retains is copied. A re-send of the
+// processor's held spans (contract.Resent) was counted at its first send,
+// which reached this connector beside the consumer that refused it.
 func (c *llmSLOConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	if contract.Resent(ctx) {
+		return nil
+	}
 	sc := c.getScratch()
 	defer func() {
 		sc.lastTS, sc.lastTSRead = "", false

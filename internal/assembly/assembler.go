@@ -55,9 +55,9 @@ type Deps struct {
 	// Telemetry counts what the assembly holds and gives up.
 	Telemetry Telemetry
 	// Release derives and writes a held request span (the processor's
-	// write path) with the steps seen for it; evicted says some of them
-	// were dropped to stay within the bounds.
-	Release func(span ptrace.Span, resource pcommon.Map, scope derive.Scope, steps *derive.Steps, evicted bool)
+	// write path): from steps when p says they are complete, else from
+	// its own attributes alone, marked with p (steps is then nil).
+	Release func(span ptrace.Span, resource pcommon.Map, scope derive.Scope, steps *derive.Steps, p Progress)
 }
 
 // Telemetry receives the assembly's counts; the processor's own metrics
@@ -72,14 +72,16 @@ type Telemetry interface {
 // Assembler is the trace assembly of one processor.
 //
 // Flow: step spans pass through at once; their output times are recorded
-// per trace. A request span whose steps are all there (as many as its
-// output count implies, or any at all when the producer gives no count) is
+// per trace. A request span whose steps are all there (every step its
+// output count implies or its last step states, traceEntry.progress) is
 // derived at once. Otherwise it is taken out of its batch and held until its
 // steps complete or Wait passes, then emitted downstream: sent after a later
-// batch when its last steps arrive, or on its own at the deadline. Memory is
-// bounded by MaxTraces, MaxSteps and MaxHeld (per trace and in total); what
-// is evicted is counted and the affected request is marked in
-// llm.metrics.error.
+// batch when its last steps arrive, or on its own at the deadline. A request
+// let go with steps missing (the wait, shutdown, an eviction) is derived
+// from its own attributes only, never from part of its steps, and marked
+// assembly:incomplete. Memory is bounded by MaxTraces, MaxSteps and MaxHeld
+// (per trace and in total); what is evicted is counted and the affected
+// request is marked in llm.metrics.error.
 //
 // Ownership: a request span becomes the assembly's only when the batch that
 // carried it is acknowledged downstream (Batch); until then it shares its
@@ -95,21 +97,26 @@ type Assembler struct {
 	next    consumer.Traces
 	logger  *zap.Logger
 	now     func() time.Time
-	release func(span ptrace.Span, resource pcommon.Map, scope derive.Scope, steps *derive.Steps, evicted bool)
+	release func(span ptrace.Span, resource pcommon.Map, scope derive.Scope, steps *derive.Steps, p Progress)
 	tel     Telemetry
 
 	mu     sync.Mutex
 	traces map[pcommon.TraceID]*traceEntry
-	// released holds request spans let go and not yet delivered: by an
-	// eviction, by a request of the same trace taking the steps, or refused
-	// by the next consumer. The next batch or tick sends them, not before
-	// retryAt while the next consumer refuses.
+	// touched lists the entries a batch brought steps to, for one
+	// completion check each (recordSteps).
+	touched []*traceEntry
+	// released holds request spans let go and not yet sent: by an
+	// eviction, or by a request of the same trace taking the steps;
+	// refused those the next consumer refused, sent again marked as a
+	// re-send. The next batch or tick sends them, not before retryAt while
+	// the next consumer refuses.
 	released ptrace.Traces
+	refused  ptrace.Traces
 	// retryAt and backoff pace the sends while the next consumer refuses:
-	// a retry reaches every consumer of a fan-out again (a connector beside
-	// a refusing exporter counts the spans once per attempt), so it is not
-	// repeated with every incoming batch. backoff is 0 when the last send
-	// was accepted.
+	// a retry reaches every consumer of a fan-out again (marked, so that a
+	// connector beside a refusing exporter does not count it again), so it
+	// is not repeated with every incoming batch. backoff is 0 when the last
+	// send was accepted.
 	retryAt    time.Time
 	backoff    time.Duration
 	byAge      list.List // of *traceEntry, oldest first
@@ -135,7 +142,7 @@ const MaxRetryBackoff = 30 * time.Second
 // New returns the assembly of the step spans the presets describe.
 func New(cfg Config, presets []*preset.Preset, d Deps) *Assembler {
 	a := &Assembler{cfg: cfg, steps: map[string]*preset.Steps{}, next: d.Next, logger: d.Logger, now: time.Now,
-		release: d.Release, tel: d.Telemetry, traces: map[pcommon.TraceID]*traceEntry{}, released: ptrace.NewTraces(),
+		release: d.Release, tel: d.Telemetry, traces: map[pcommon.TraceID]*traceEntry{}, released: ptrace.NewTraces(), refused: ptrace.NewTraces(),
 		awaiting: map[ptrace.Traces]*Batch{}}
 	for _, p := range presets {
 		if p.Steps != nil {
@@ -175,7 +182,8 @@ func (a *Assembler) Start() {
 // whose request never came. A refusal is returned; the spans are kept or
 // given up as End's are.
 func (a *Assembler) Tick(ctx context.Context) error {
-	return a.emit(ctx, a.expire(a.now(), false), false)
+	fresh, again := a.expire(a.now(), false)
+	return a.send(ctx, fresh, again, false)
 }
 
 // Shutdown stops the wait timer and emits every held span. It is safe to
@@ -194,5 +202,6 @@ func (a *Assembler) Shutdown(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	return a.emit(ctx, a.expire(time.Time{}, true), true)
+	fresh, again := a.expire(time.Time{}, true)
+	return a.send(ctx, fresh, again, true)
 }

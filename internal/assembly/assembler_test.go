@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
+	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/derive"
 	"github.com/llmslo/llmslo/internal/preset"
 )
@@ -62,7 +63,7 @@ func newRig(t *testing.T, mutate func(*Config), next consumer.Traces) *rig {
 	require.True(t, ok)
 	r := &rig{t: t, next: next, now: time.Unix(1_767_225_600, 0), sglang: sglang}
 	r.a = New(cfg, preset.Builtin(), Deps{Next: next, Logger: zap.NewNop(), Telemetry: &r.tel,
-		Release: func(ptrace.Span, pcommon.Map, derive.Scope, *derive.Steps, bool) { r.released++ }})
+		Release: func(ptrace.Span, pcommon.Map, derive.Scope, *derive.Steps, Progress) { r.released++ }})
 	r.a.SetClock(func() time.Time { return r.now })
 	return r
 }
@@ -240,5 +241,61 @@ func TestAssemblyRetriesRefusedSpans(t *testing.T) {
 			require.NoError(t, r.a.Tick(context.Background()))
 			assert.Equal(t, tt.delivered, next.spans)
 		})
+	}
+}
+
+// fanOut hands each batch to every consumer and returns their errors, as
+// the collector's fan-out between a processor and its exporters and
+// connectors does.
+type fanOut []consumer.Traces
+
+func (fanOut) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+
+func (f fanOut) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	var errs []error
+	for _, c := range f {
+		errs = append(errs, c.ConsumeTraces(ctx, td))
+	}
+	return errors.Join(errs...)
+}
+
+// counter counts the spans of each send, as the connector does: a send
+// marked as a re-send (contract.Resent) is not counted again.
+type counter struct{ spans, sends int }
+
+func (*counter) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+
+func (c *counter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	c.sends++
+	if !contract.Resent(ctx) {
+		c.spans += td.SpanCount()
+	}
+	return nil
+}
+
+// TestAssemblyRetryCountedOnce: held request spans that an exporter
+// refuses with a retryable error n times reach a connector in the same
+// fan-out n+1 times; every send after the first is marked, so each span is
+// counted once, and the exporter receives each once.
+func TestAssemblyRetryCountedOnce(t *testing.T) {
+	for _, fails := range []int{1, 5} {
+		exporter := &flakyConsumer{fail: fails, err: errors.New("503")}
+		conn := &counter{}
+		r := newRig(t, nil, fanOut{exporter, conn})
+		td := ptrace.NewTraces()
+		spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+		for trace := range byte(10) {
+			requestSpan(spans, trace+1)
+		}
+		require.True(t, r.consume(td), "all ten held")
+		r.now = r.now.Add(time.Minute)
+		for range fails + 1 {
+			_ = r.a.Tick(context.Background())
+			r.check()
+			r.now = r.now.Add(MaxRetryBackoff)
+		}
+		assert.Equal(t, 10, exporter.spans, "%d refusals: delivered once", fails)
+		assert.Equal(t, fails+1, conn.sends, "%d refusals: sends through the fan-out", fails)
+		assert.Equal(t, 10, conn.spans, "%d refusals: counted once", fails)
 	}
 }

@@ -175,7 +175,8 @@ func (a *Assembler) hold(b *Batch, r Request, expected int64) bool {
 // (processorhelper.ErrSkipProcessingData).
 func (a *Assembler) End(ctx context.Context, b *Batch, td ptrace.Traces) (skip bool) {
 	// A refused send keeps the spans for the next batch or tick.
-	_ = a.emit(ctx, a.takeReleased(b.completed), false)
+	fresh, again := a.takeReleased(b.completed)
+	_ = a.send(ctx, fresh, again, false)
 	switch {
 	case len(b.spans) == 0:
 		a.settle(b, true)
@@ -233,7 +234,7 @@ func (a *Assembler) commit(id pcommon.TraceID, h heldSpan) {
 	e := a.entry(id)
 	if len(e.held) >= a.cfg.MaxHeldPerTrace {
 		a.tel.Evicted(EvictHeldPerTrace, 1)
-		a.releaseOne(a.released, e.toSteps(), h, true)
+		a.releaseOne(a.released, e, nil, h, true)
 		return
 	}
 	e.held = append(e.held, h)

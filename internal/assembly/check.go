@@ -25,7 +25,7 @@ func (a *Assembler) Stats() Stats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return Stats{Traces: len(a.traces), Steps: a.totalSteps, Held: a.totalHeld,
-		Released: a.released.SpanCount(), Awaiting: len(a.awaiting)}
+		Released: a.released.SpanCount() + a.refused.SpanCount(), Awaiting: len(a.awaiting)}
 }
 
 // Check compares the assembly's counters with the state they count (the

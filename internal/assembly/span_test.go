@@ -74,33 +74,62 @@ func TestSpan(t *testing.T) {
 }
 
 // TestToSteps: steps come out sorted by time, each with the tokens its
-// counter rose by (-1 where a counter is missing or does not rise), and
-// complete a request by their number or by the counter.
+// counter rose by or it states (-1 where unknown), and complete a request
+// only when every step it needs is there: each counter 1..expected, or as
+// many distinct steps, or for TGI the tokens its last step states; never
+// the largest counter alone, and never an unknown count.
 func TestToSteps(t *testing.T) {
+	counter := &preset.Steps{SpanName: "decode_loop", Counter: "decode_ct"}
+	plain := &preset.Steps{SpanName: "step"}
+	tgi := &preset.Steps{SpanName: "send_generation", FirstTokenFromSteps: true, Generation: "generation"}
 	tests := []struct {
 		name       string
+		kind       *preset.Steps
 		steps      []step
+		total      int64 // a last step's count (TGI), -1 none
 		wantTimes  []uint64
 		wantCounts []int64
-		covers     map[int64]bool // expected steps -> complete
+		complete   map[int64]Progress // expected steps -> progress
 	}{
-		{name: "none", steps: nil, wantTimes: []uint64{}, wantCounts: []int64{}, covers: map[int64]bool{0: false, 1: false}},
-		{name: "in order, no counter", steps: []step{{10, -1}, {20, -1}}, wantTimes: []uint64{10, 20},
-			wantCounts: []int64{-1, -1}, covers: map[int64]bool{0: true, 2: true, 3: false}},
-		{name: "out of order, speculative counter", steps: []step{{30, 6}, {10, 2}, {20, 4}}, wantTimes: []uint64{10, 20, 30},
-			wantCounts: []int64{-1, 2, 2}, covers: map[int64]bool{3: true, 6: true, 7: false}},
-		{name: "counter missing or falling", steps: []step{{10, 3}, {20, -1}, {30, 5}, {40, 4}}, wantTimes: []uint64{10, 20, 30, 40},
-			wantCounts: []int64{-1, -1, -1, -1}, covers: map[int64]bool{4: true, 5: true, 6: false}},
+		{name: "none", kind: counter, total: -1, wantTimes: []uint64{}, wantCounts: []int64{},
+			complete: map[int64]Progress{0: {}, 1: {Expected: 1}}},
+		{name: "in order, no counter", kind: plain, total: -1, steps: []step{{10, -1, 1}, {20, -1, 1}}, wantTimes: []uint64{10, 20},
+			wantCounts: []int64{-1, -1}, complete: map[int64]Progress{0: {Seen: 2}, 2: {Seen: 2, Expected: 2, Complete: true}, 3: {Seen: 2, Expected: 3}}},
+		{name: "counters 1..4 shuffled", kind: counter, total: -1, steps: []step{{40, 4, 1}, {10, 1, 1}, {30, 3, 1}, {20, 2, 1}},
+			wantTimes: []uint64{10, 20, 30, 40}, wantCounts: []int64{-1, 1, 1, 1},
+			complete: map[int64]Progress{4: {Seen: 4, Expected: 4, Complete: true}, 5: {Seen: 4, Expected: 5}}},
+		{name: "last counter without the middle", kind: counter, total: -1, steps: []step{{10, 1, 1}, {40, 4, 1}},
+			wantTimes: []uint64{10, 40}, wantCounts: []int64{-1, 3},
+			complete: map[int64]Progress{4: {Seen: 2, Expected: 4}, 0: {Seen: 2}}},
+		{name: "a step sent twice counts once", kind: counter, total: -1, steps: []step{{10, 1, 1}, {20, 2, 1}, {20, 2, 1}},
+			wantTimes: []uint64{10, 20, 20}, wantCounts: []int64{-1, 1, -1},
+			complete: map[int64]Progress{3: {Seen: 2, Expected: 3}, 2: {Seen: 2, Expected: 2, Complete: true}}},
+		{name: "a counter beyond the count", kind: counter, total: -1, steps: []step{{10, 1, 1}, {20, 2, 1}, {30, 3, 1}},
+			wantTimes: []uint64{10, 20, 30}, wantCounts: []int64{-1, 1, 1},
+			complete: map[int64]Progress{2: {Seen: 2, Expected: 2}, 3: {Seen: 3, Expected: 3, Complete: true}}},
+		{name: "speculative counter", kind: counter, total: -1, steps: []step{{30, 6, 1}, {10, 2, 1}, {20, 4, 1}}, wantTimes: []uint64{10, 20, 30},
+			wantCounts: []int64{-1, 2, 2}, complete: map[int64]Progress{3: {Seen: 1, Expected: 3}, 6: {Seen: 3, Expected: 6}}},
+		{name: "counter missing", kind: counter, total: -1, steps: []step{{10, 1, 1}, {20, -1, 1}, {30, 3, 1}},
+			wantTimes: []uint64{10, 20, 30}, wantCounts: []int64{-1, -1, -1},
+			complete: map[int64]Progress{3: {Seen: 3, Expected: 3, Complete: true}}},
+		{name: "tgi, last step states 4 tokens", kind: tgi, total: 4, steps: []step{{30, -1, 2}, {10, -1, 1}, {40, -1, 1}},
+			wantTimes: []uint64{10, 30, 40}, wantCounts: []int64{-1, 2, -1},
+			complete: map[int64]Progress{0: {Seen: 4, Expected: 4, Complete: true}}},
+		{name: "tgi, a step missing", kind: tgi, total: 5, steps: []step{{10, -1, 1}, {50, -1, 1}},
+			wantTimes: []uint64{10, 50}, wantCounts: []int64{-1, -1},
+			complete: map[int64]Progress{0: {Seen: 2, Expected: 5}}},
+		{name: "tgi, no last step", kind: tgi, total: -1, steps: []step{{10, -1, 1}, {20, -1, 1}},
+			wantTimes: []uint64{10, 20}, wantCounts: []int64{-1, -1},
+			complete: map[int64]Progress{0: {Seen: 2}, 2: {Seen: 2, Expected: 2, Complete: true}}},
+		{name: "tgi, last steps disagree", kind: tgi, total: conflicting, steps: []step{{10, -1, 1}, {20, -1, 1}},
+			wantTimes: []uint64{10, 20}, wantCounts: []int64{-1, -1},
+			complete: map[int64]Progress{0: {Seen: 2}, 2: {Seen: 2}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := &traceEntry{}
-			for _, s := range tt.steps {
-				e.steps = append(e.steps, s)
-				e.maxCounter = max(e.maxCounter, s.counter)
-			}
-			for expected, want := range tt.covers {
-				assert.Equal(t, want, e.covers(expected), "covers(%d)", expected)
+			e := &traceEntry{kind: tt.kind, total: tt.total, steps: tt.steps, memo: progressMemo{n: -1}}
+			for expected, want := range tt.complete {
+				assert.Equal(t, want, e.progress(expected), "progress(%d)", expected)
 			}
 			got := e.toSteps()
 			assert.Equal(t, tt.wantTimes, got.Times)

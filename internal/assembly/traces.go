@@ -16,23 +16,48 @@ import (
 	"github.com/llmslo/llmslo/internal/preset"
 )
 
+// step is one step span: its output time, its counter (SGLang's
+// decode_ct; -1: none) and the tokens it carries (TGI's generation; 1 when
+// it does not say). 16 bytes: max_steps is documented in them.
 type step struct {
 	at      uint64
-	counter int64 // -1: none
+	counter int32
+	tokens  int32
 }
 
+// maxCounter bounds a step's counter and token counts, as derive bounds a
+// request's tokens.
+const maxCounter = derive.MaxTokens
+
 type traceEntry struct {
-	id        pcommon.TraceID
-	created   time.Time
+	id      pcommon.TraceID
+	created time.Time
+	// kind is how the trace's steps read (the first step's preset); steps
+	// of another kind in the same trace are not recorded.
+	kind      *preset.Steps
 	steps     []step
 	truncated bool
-	// maxCounter is the largest step counter seen (SGLang's decode_ct).
-	maxCounter int64
-	held       []heldSpan
-	elem       *list.Element
+	// total is the request's token count a last step stated (TGI), -1
+	// when none did, conflicting when two said different counts.
+	total int64
+	// memo caches progress for len(steps) steps and a wanted count: the
+	// completion check runs for every batch that brings a step.
+	memo    progressMemo
+	touched bool
+	held    []heldSpan
+	elem    *list.Element
 	// server is the engine's view of the trace's request, for the client
 	// span of the same request (joining).
 	server *ServerView
+}
+
+// conflicting is traceEntry.total when two last steps disagree.
+const conflicting = -2
+
+type progressMemo struct {
+	n          int
+	want, seen int64
+	beyond     bool
 }
 
 type heldSpan struct {
@@ -72,12 +97,12 @@ func (a *Assembler) serverViewOf(id pcommon.TraceID) *ServerView {
 }
 
 // recordSteps stores the step spans of a batch. It reports whether any
-// held request became complete; takeReleased then returns it.
+// held request became complete; takeReleased then returns it. Completion
+// is checked once per trace and batch, after all its steps are stored.
 func (a *Assembler) recordSteps(td ptrace.Traces) bool {
 	if len(a.steps) == 0 {
 		return false
 	}
-	completed := false
 	locked := false
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
@@ -95,30 +120,44 @@ func (a *Assembler) recordSteps(td ptrace.Traces) bool {
 					defer a.mu.Unlock()
 					locked = true
 				}
-				e := a.entry(span.TraceID())
-				a.addStep(e, readStep(span, st))
-				if len(e.held) > 0 && e.complete() {
-					completed = true
-				}
+				a.addStep(a.entry(span.TraceID()), st, span)
 			}
 		}
 	}
+	completed := false
+	for _, e := range a.touched {
+		e.touched = false
+		// An entry evicted meanwhile is out of the map: its held spans
+		// were released with it.
+		if len(e.held) > 0 && a.traces[e.id] == e && e.complete() {
+			completed = true
+		}
+	}
+	clear(a.touched)
+	a.touched = a.touched[:0]
 	return completed
 }
 
-// readStep reads a step span's output time and, if the preset names one,
-// its token counter.
-func readStep(span ptrace.Span, st *preset.Steps) step {
-	s := step{at: uint64(span.EndTimestamp()), counter: -1}
+// readStep reads a step span's output time and, as the preset says, its
+// token counter or the tokens it carries and the request's total; total is
+// -1 when the step states none.
+func readStep(span ptrace.Span, st *preset.Steps) (s step, total int64) {
+	s, total = step{at: uint64(span.EndTimestamp()), counter: -1, tokens: 1}, -1
 	if st.Time == preset.StepStart {
 		s.at = uint64(span.StartTimestamp())
 	}
 	if st.Counter != "" {
-		if v, ok := span.Attributes().Get(st.Counter); ok && v.Type() == pcommon.ValueTypeInt && v.Int() >= 0 {
-			s.counter = v.Int()
+		if v, ok := span.Attributes().Get(st.Counter); ok && v.Type() == pcommon.ValueTypeInt && v.Int() >= 0 && v.Int() <= maxCounter {
+			s.counter = int32(v.Int())
 		}
 	}
-	return s
+	if st.Generation != "" {
+		if v, ok := span.Attributes().Get(st.Generation); ok && v.Type() == pcommon.ValueTypeStr {
+			tokens, t := readGeneration(v.Str())
+			s.tokens, total = int32(min(tokens, maxCounter)), t
+		}
+	}
+	return s, total
 }
 
 func (a *Assembler) entry(id pcommon.TraceID) *traceEntry {
@@ -134,7 +173,17 @@ func (a *Assembler) entry(id pcommon.TraceID) *traceEntry {
 	return e
 }
 
-func (a *Assembler) addStep(e *traceEntry, s step) {
+func (a *Assembler) addStep(e *traceEntry, st *preset.Steps, span ptrace.Span) {
+	if e.kind == nil {
+		e.kind, e.total = st, -1
+	} else if e.kind != st {
+		return
+	}
+	if !e.touched {
+		e.touched = true
+		a.touched = append(a.touched, e)
+	}
+	s, total := readStep(span, st)
 	if len(e.steps) >= a.cfg.MaxStepsPerTrace {
 		if !e.truncated {
 			a.tel.Evicted(EvictStepsPerTrace, 1)
@@ -156,7 +205,13 @@ func (a *Assembler) addStep(e *traceEntry, s step) {
 		a.evict(oldest.Value.(*traceEntry))
 	}
 	e.steps = append(e.steps, s)
-	e.maxCounter = max(e.maxCounter, s.counter)
+	switch {
+	case total < 0:
+	case e.total == -1:
+		e.total = total
+	case e.total != total:
+		e.total = conflicting
+	}
 	a.totalSteps++
 }
 
@@ -179,24 +234,67 @@ func (a *Assembler) remove(e *traceEntry) {
 	a.totalSteps -= len(e.steps)
 }
 
-// covers reports whether the steps seen complete a request expecting
-// `expected` of them (0: any one will do). A step counter that has reached
-// the expectation also completes it: with speculative decoding one step
-// carries several tokens, so there are fewer steps than tokens.
-func (e *traceEntry) covers(expected int64) bool {
-	if len(e.steps) == 0 {
-		return false
+// Progress is how far a held request's steps got: Seen of the Expected
+// steps (for a producer whose steps state their tokens, TGI, tokens)
+// recorded; Expected is 0 when nothing says how many there are.
+type Progress struct {
+	Seen, Expected int64
+	// Complete: every step the request needs is there, none dropped.
+	Complete bool
+	// Evicted: steps or the trace were dropped to stay within the bounds.
+	Evicted bool
+}
+
+// progress is the request's Progress when it expects `expected` steps (0:
+// unknown). Completion needs every step, never the largest counter: with a
+// counter (SGLang's decode_ct) each of 1..expected, else as many distinct
+// steps, or for TGI steps whose tokens add up to the count its last step
+// states. Steps sent twice count once.
+func (e *traceEntry) progress(expected int64) Progress {
+	want := expected
+	if e.kind != nil && e.kind.Generation != "" && e.total != -1 {
+		want = e.total
 	}
-	if expected <= 0 || int64(len(e.steps)) >= expected {
-		return true
+	if e.memo.n != len(e.steps) || e.memo.want != want {
+		seen, beyond := e.seen(want)
+		e.memo = progressMemo{n: len(e.steps), want: want, seen: seen, beyond: beyond}
 	}
-	return e.maxCounter >= expected
+	p := Progress{Seen: e.memo.seen, Expected: max(want, 0), Evicted: e.truncated}
+	p.Complete = want > 0 && p.Seen == want && !e.memo.beyond && !e.truncated
+	return p
+}
+
+// seen counts the distinct steps (or tokens) toward want (<= 0: unknown);
+// beyond: a counter lies beyond want.
+func (e *traceEntry) seen(want int64) (n int64, beyond bool) {
+	steps := e.steps
+	if e.kind != nil && e.kind.Counter != "" && !slices.ContainsFunc(steps, func(s step) bool { return s.counter < 0 }) {
+		sortStepsBy(steps, byCounter)
+		for i, s := range steps {
+			switch {
+			case want > 0 && int64(s.counter) > want:
+				// A step beyond the request's count: the evidence
+				// contradicts itself, and never completes.
+				beyond = true
+			case s.counter >= 1 && (i == 0 || s.counter != steps[i-1].counter):
+				n++
+			}
+		}
+		return n, beyond
+	}
+	sortStepsBy(steps, byTime)
+	for i, s := range steps {
+		if i == 0 || s.at != steps[i-1].at {
+			n += int64(s.tokens)
+		}
+	}
+	return n, false
 }
 
 // complete reports whether the entry has the steps its held requests expect.
 func (e *traceEntry) complete() bool {
 	for _, h := range e.held {
-		if !e.covers(h.expected) {
+		if !e.progress(h.expected).Complete {
 			return false
 		}
 	}
@@ -204,15 +302,20 @@ func (e *traceEntry) complete() bool {
 }
 
 // stepsToWaitFor says whether a request waits for step spans and how many
-// complete it: one per output token after the first when the producer gives
-// a count and its first token is not a step (SGLang's decode steps), else
-// unknown (0: any step will do). A one-token output has no decode steps to
-// wait for.
+// complete it (0: a step will say). When the first token is a step (TGI's
+// prefill step) every token is: the request's token count, else its last
+// step's. Otherwise (SGLang's decode steps) one step per output token after
+// the first; a one-token output has no decode steps to wait for, and a
+// request without a count cannot tell when its steps are complete.
 func stepsToWaitFor(p *preset.Preset, outputTokens int64, hasOutputTokens bool) (expected int64, wait bool) {
-	if p.Steps.FirstTokenFromSteps || !hasOutputTokens {
+	switch {
+	case !hasOutputTokens:
 		return 0, true
+	case p.Steps.FirstTokenFromSteps:
+		return outputTokens, outputTokens > 0
+	default:
+		return outputTokens - 1, outputTokens > 1
 	}
-	return outputTokens - 1, outputTokens > 1
 }
 
 // Steps is the derivation's hook (derive.StepSource): the steps recorded
@@ -233,7 +336,7 @@ func (a *Assembler) takeSteps(id pcommon.TraceID, expected int64) (*derive.Steps
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	e, ok := a.traces[id]
-	if !ok || !e.covers(expected) {
+	if !ok || !e.progress(expected).Complete {
 		return nil, false
 	}
 	if e.server != nil {
@@ -250,24 +353,37 @@ func (a *Assembler) takeSteps(id pcommon.TraceID, expected int64) (*derive.Steps
 }
 
 // toSteps sorts the steps by time and turns counters into per-step token
-// counts: the difference from the previous step's counter.
+// counts: the difference from the previous step's counter, or the tokens a
+// step states.
 func (e *traceEntry) toSteps() *derive.Steps {
 	steps := e.steps
-	sortSteps(steps)
+	sortStepsBy(steps, byTime)
 	out := &derive.Steps{Times: make([]uint64, len(steps)), Counts: make([]int64, len(steps))}
 	for i, s := range steps {
 		out.Times[i] = s.at
 		out.Counts[i] = -1
-		if i > 0 && s.counter >= 0 && steps[i-1].counter >= 0 && s.counter > steps[i-1].counter {
-			out.Counts[i] = s.counter - steps[i-1].counter
+		switch {
+		case s.counter < 0:
+			if s.tokens != 1 {
+				out.Counts[i] = int64(s.tokens)
+			}
+		case i > 0 && steps[i-1].counter >= 0 && s.counter > steps[i-1].counter:
+			out.Counts[i] = int64(s.counter - steps[i-1].counter)
 		}
 	}
 	return out
 }
 
-func sortSteps(s []step) {
-	byTime := func(a, b step) int { return cmp.Compare(a.at, b.at) }
-	if !slices.IsSortedFunc(s, byTime) {
-		slices.SortStableFunc(s, byTime)
+func byTime(a, b step) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.counter, b.counter)) }
+
+func byCounter(a, b step) int {
+	return cmp.Or(cmp.Compare(a.counter, b.counter), cmp.Compare(a.at, b.at))
+}
+
+// sortStepsBy sorts s unless it is sorted already (the usual case: steps
+// arrive in order, and counters rise with time).
+func sortStepsBy(s []step, order func(a, b step) int) {
+	if !slices.IsSortedFunc(s, order) {
+		slices.SortFunc(s, order)
 	}
 }

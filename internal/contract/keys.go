@@ -38,7 +38,11 @@ const (
 	SuffixServerTTFT      = "server.ttft"
 	SuffixServerQueueTime = "server.queue_time"
 	SuffixError           = "metrics.error"
-	SuffixSLO             = "slo."
+	// A request the trace assembly let go before its steps were complete
+	// (assembly:incomplete): the steps seen and expected (int).
+	SuffixAssemblyStepsSeen     = "assembly.steps_seen"
+	SuffixAssemblyStepsExpected = "assembly.steps_expected"
+	SuffixSLO                   = "slo."
 )
 
 // The token details mirror the conventions' gen_ai.usage.* names under the
@@ -89,7 +93,11 @@ type Keys struct {
 	ServerTTFT      string // seconds, double
 	ServerQueueTime string // seconds, double
 	Error           string // string: "<field>:<reason>[,<field>:<reason>...]"
-	sloPrefix       string
+	// Beside assembly:incomplete, the steps (TGI: tokens) seen and
+	// expected, int; expected absent when nothing said how many.
+	AssemblyStepsSeen     string
+	AssemblyStepsExpected string
+	sloPrefix             string
 
 	// Token details, int, only as the producer gives them (never derived):
 	// input tokens served from the provider's prompt cache and written to
@@ -124,7 +132,10 @@ func NewKeys(prefix string) Keys {
 		ServerTTFT:      prefix + SuffixServerTTFT,
 		ServerQueueTime: prefix + SuffixServerQueueTime,
 		Error:           prefix + SuffixError,
-		sloPrefix:       prefix + SuffixSLO,
+
+		AssemblyStepsSeen:     prefix + SuffixAssemblyStepsSeen,
+		AssemblyStepsExpected: prefix + SuffixAssemblyStepsExpected,
+		sloPrefix:             prefix + SuffixSLO,
 
 		CacheReadInputTokens:  prefix + SuffixCacheReadInputTokens,
 		CacheWriteInputTokens: prefix + SuffixCacheWriteInputTokens,
@@ -150,6 +161,7 @@ var fixed = [...]string{SuffixTTFT, SuffixTPOT, SuffixE2E, SuffixITLMean, Suffix
 	SuffixITLGapWeights, SuffixQueueTime, SuffixPrefillTime, SuffixKVTransferTime, SuffixDecodeTime, SuffixNetworkTime,
 	SuffixOutputTokens, SuffixInputTokens, SuffixModel, SuffixLayer,
 	SuffixStream, SuffixSource, SuffixServerTTFT, SuffixServerQueueTime, SuffixError,
+	SuffixAssemblyStepsSeen, SuffixAssemblyStepsExpected,
 	SuffixCacheReadInputTokens, SuffixCacheWriteInputTokens, SuffixReasoningOutputTokens}
 
 // FixedSuffixes lists the keys the processor owns outside the SLO subtree,

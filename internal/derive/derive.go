@@ -206,6 +206,16 @@ func (t *Table) DeriveWithSteps(span ptrace.Span, scope Scope, steps *Steps, res
 	return t.derive(span, scope, steps, res)
 }
 
+// noSteps is DeriveOwn's steps: none, and the StepSource not asked.
+var noSteps = &Steps{}
+
+// DeriveOwn is Derive from the span's own attributes and events alone, as
+// without trace assembly: the StepSource is not asked (a held request
+// whose steps are incomplete).
+func (t *Table) DeriveOwn(span ptrace.Span, scope Scope, res *Result) bool {
+	return t.derive(span, scope, noSteps, res)
+}
+
 // PresetAt returns the preset at index i of the matching order.
 func (t *Table) PresetAt(i int) *preset.Preset { return t.presets[i].p }
 

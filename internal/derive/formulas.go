@@ -55,7 +55,10 @@ func (c *compiled) derive(t *Table, span ptrace.Span, scope *Scope, s *scratch, 
 		client: c.p.Layer == preset.LayerClient, ttftNs: -1, e2eNs: -1, seqs: 1}
 	r.checkSpan()
 	r.outputTokenAttr()
-	if steps == nil && t.steps != nil && c.p.Steps != nil {
+	switch {
+	case steps == noSteps:
+		steps = nil
+	case steps == nil && t.steps != nil && c.p.Steps != nil:
 		steps = t.steps.Steps(span, c.p, res.OutputTokens, res.HasOutputTokens)
 	}
 	res.Assembled = steps != nil

@@ -186,13 +186,16 @@ const (
 	// FieldSLOThreshold is a per-request SLO threshold (an SLO's *_from
 	// attribute) that could not be read.
 	FieldSLOThreshold
+	// FieldAssembly is the trace assembly's joining of step spans: a
+	// request let go before its steps were complete.
+	FieldAssembly
 	// NumFields is the number of fields.
 	NumFields
 )
 
 var fieldNames = [NumFields]string{"span", "events", "ttft", "e2e", "tpot", "itl", "queue_time",
 	"prefill_time", "kv_transfer_time", "decode_time", "network_time", "output_tokens", "input_tokens", "request_n", "stream",
-	"cache_read.input_tokens", "cache_write.input_tokens", "reasoning.output_tokens", "model", "slo_threshold"}
+	"cache_read.input_tokens", "cache_write.input_tokens", "reasoning.output_tokens", "model", "slo_threshold", "assembly"}
 
 func (f Field) String() string { return fieldNames[f] }
 
@@ -237,11 +240,15 @@ const (
 	// (a client's TTFT below its engine's): the clocks disagree, so the
 	// difference is not written.
 	ClockSkew
+	// Incomplete: the trace assembly let the request go (its wait, a
+	// shutdown, an eviction) before every step it needs had arrived; its
+	// values are its own attributes', none from the steps.
+	Incomplete
 	// NumReasons is the number of reasons, NoReason included.
 	NumReasons
 )
 
-var reasonNames = [NumReasons]string{"", "invalid_value", "invalid_type", "out_of_range", "end_before_start", "missing_timestamps", "outside_span", "duplicate", "not_emitted", "inconsistent", "dropped", "evicted", "invalid_utf8", "overflow", "clock_skew"}
+var reasonNames = [NumReasons]string{"", "invalid_value", "invalid_type", "out_of_range", "end_before_start", "missing_timestamps", "outside_span", "duplicate", "not_emitted", "inconsistent", "dropped", "evicted", "invalid_utf8", "overflow", "clock_skew", "incomplete"}
 
 func (r Reason) String() string { return reasonNames[r] }
 

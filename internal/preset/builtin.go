@@ -208,7 +208,10 @@ func servers() []*Preset {
 			// TGI's router names handler spans after the handler and records
 			// its timings as Rust Debug duration strings ("1.234567ms"). It
 			// has no TTFT and no token count: both come from its
-			// send_generation step spans (one per prefill/decode step).
+			// send_generation step spans (one per prefill/decode step),
+			// whose generation attribute (backends/v3/src/backend.rs,
+			// filter_send_generations) says how many tokens a step carries
+			// and, on the last step, how many the request generated.
 			Name:  "tgi",
 			Layer: LayerServer,
 			Match: Match{
@@ -219,7 +222,7 @@ func servers() []*Preset {
 				QueueTime: []TimingAttr{{Key: "queue_time", Unit: Duration}},
 				Model:     modelKeys,
 			},
-			Steps: &Steps{SpanName: "send_generation", Time: StepStart, FirstTokenFromSteps: true},
+			Steps: &Steps{SpanName: "send_generation", Time: StepStart, FirstTokenFromSteps: true, Generation: "generation"},
 		},
 		{
 			// Any other span carrying the engine latency family (a vLLM fork, a

@@ -180,6 +180,12 @@ type Steps struct {
 	// FirstTokenFromSteps is true when the first step carries the first
 	// token (TGI's prefill step), so TTFT is the first step's time.
 	FirstTokenFromSteps bool
+	// Generation, if set, is an attribute holding the Rust Debug text of
+	// the step's output (TGI's send_generation records its Generation):
+	// the entries of its tokens' ids are the step's tokens, and the last
+	// step of a request carries generated_text: Some(GeneratedText { ..
+	// generated_tokens: N .. }), the request's token count.
+	Generation string
 }
 
 // Preset is one producer's recognition rule and attribute mapping.
