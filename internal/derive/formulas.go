@@ -167,7 +167,7 @@ func (r *request) stream() {
 				return
 			}
 		}
-		r.res.Stream = r.c.unflaggedStream(r.c.streamName(r.span), &r.scope, r.s)
+		r.res.Stream = r.c.unflaggedStream(r.span, &r.scope, r.s)
 	}
 }
 

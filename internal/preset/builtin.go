@@ -116,15 +116,47 @@ const (
 	AISDKScope = "ai"
 )
 
+// AISDKOTelScope is the tracer of the AI SDK 7 OpenTelemetry integration
+// of @ai-sdk/otel (packages/otel/src/open-telemetry.ts:
+// trace.getTracer('gen_ai')); the ai scope is its legacy integration's.
+const AISDKOTelScope = "gen_ai"
+
+// AISDKOTelWitness is the attribute AI SDK 7's OpenTelemetry integration
+// writes at the end of every model call, streamed or not
+// (getGenAIClientPerformanceAttributes). "gen_ai" is a generic tracer name:
+// only a span that carries it is taken as that integration's.
+const AISDKOTelWitness = "gen_ai.client.operation.duration"
+
+// AnthropicSDKScope is the tracer of the Anthropic TypeScript SDK's own
+// tracing (its anthropic.messages.create spans).
+const AnthropicSDKScope = "com.anthropic.sdk.typescript"
+
 // chunkTTFTOnEveryStream are the scopes whose producer writes the
 // conventions' time to first chunk on every streamed call it makes (AI SDK
-// 7's convention spans), so a span of theirs without it did not stream.
-// Elsewhere its absence says nothing: a producer may simply not write it.
-var chunkTTFTOnEveryStream = map[string]bool{AISDKScope: true}
+// 7's convention spans, under both of its integrations), so a span of
+// theirs without it did not stream. The value, when not empty, is an
+// attribute the span must carry to be taken as that producer's. Elsewhere
+// its absence says nothing: a producer may simply not write it.
+var chunkTTFTOnEveryStream = map[string]string{AISDKScope: "", AISDKOTelScope: AISDKOTelWitness}
 
 // ChunkTTFTOnEveryStream reports whether the named scope's producer writes
-// the conventions' time to first chunk on every streamed call.
-func ChunkTTFTOnEveryStream(scope string) bool { return chunkTTFTOnEveryStream[scope] }
+// the conventions' time to first chunk on every streamed call, and the
+// attribute a span of it must carry for that to hold ("" for none).
+func ChunkTTFTOnEveryStream(scope string) (witness string, ok bool) {
+	witness, ok = chunkTTFTOnEveryStream[scope]
+	return witness, ok
+}
+
+// streamFlagOnEveryStream are the scopes whose producer writes
+// gen_ai.request.stream=true on every streamed call and nothing on the
+// others, whatever convention version it states (it states none): a span
+// of theirs without the flag did not stream. The Anthropic SDK's tracing
+// does so.
+var streamFlagOnEveryStream = map[string]bool{AnthropicSDKScope: true}
+
+// StreamFlagOnEveryStream reports whether the named scope's producer flags
+// every streamed call.
+func StreamFlagOnEveryStream(scope string) bool { return streamFlagOnEveryStream[scope] }
 
 // Instrumentation levels: a framework's model call (LangChain's ChatOpenAI)
 // and the provider SDK's request it makes (the OpenAI client's) are two
