@@ -78,6 +78,8 @@ type batchState struct {
 	validModels validModels
 	// batch is the batch's business with the trace assembly.
 	batch *assembly.Batch
+	// wraps holds the spans that may be two of one call (wrappers.go).
+	wraps wrappers
 }
 
 // phaseSpans is how many spans processSpans derives before it writes them.
@@ -191,6 +193,9 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 		st.batch = p.asm.Begin(td)
 	}
 	recorded := false
+	if p.asm == nil {
+		st.wraps.begin(td)
+	}
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -214,6 +219,7 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 			removeAt(spans, st.held)
 		}
 	}
+	p.writeHeld(st)
 	if recorded {
 		p.tel.record(ctx, st.counts)
 		p.watch.merge(st.counts)
@@ -240,8 +246,12 @@ func (p *llmSLOProcessor) processSpans(spans ptrace.SpanSlice, rs ptrace.Resourc
 			span := spans.At(from + i)
 			if p.admit(span, run[i].claimed, &run[i].res) {
 				recorded = true
-				st.res = &run[i].res
-				p.write(span, resource, st)
+				if st.wraps.holds(span, &run[i].res) {
+					st.wraps.hold(span, resource, &run[i].res)
+				} else {
+					st.res = &run[i].res
+					p.write(span, resource, st)
+				}
 			}
 			run[i].res.Release()
 		}
@@ -313,6 +323,7 @@ func removeAt(spans ptrace.SpanSlice, idx []int) {
 
 func (p *llmSLOProcessor) putState(st *batchState) {
 	st.batch, st.engine = nil, nil
+	st.wraps.reset()
 	st.counts.reset()
 	p.state.Put(st)
 }

@@ -237,11 +237,20 @@ const (
 	// (a client's TTFT below its engine's): the clocks disagree, so the
 	// difference is not written.
 	ClockSkew
+	// WrapsJudged: span:wraps_judged, the span is one instrumentation's
+	// wrapper around another LLM span of the same call in the batch (the
+	// same model and operation, within its time), which is judged instead:
+	// the span carries no value and no verdict, so the call counts once.
+	WrapsJudged
+	// InsideJudged: span:inside_judged, the span is the inner span of such a
+	// pair, and its wrapper carried the evidence (a TTFT) it lacks, so the
+	// wrapper is judged instead.
+	InsideJudged
 	// NumReasons is the number of reasons, NoReason included.
 	NumReasons
 )
 
-var reasonNames = [NumReasons]string{"", "invalid_value", "invalid_type", "out_of_range", "end_before_start", "missing_timestamps", "outside_span", "duplicate", "not_emitted", "inconsistent", "dropped", "evicted", "invalid_utf8", "overflow", "clock_skew"}
+var reasonNames = [NumReasons]string{"", "invalid_value", "invalid_type", "out_of_range", "end_before_start", "missing_timestamps", "outside_span", "duplicate", "not_emitted", "inconsistent", "dropped", "evicted", "invalid_utf8", "overflow", "clock_skew", "wraps_judged", "inside_judged"}
 
 func (r Reason) String() string { return reasonNames[r] }
 
@@ -281,4 +290,14 @@ func (e *Errors) String() string {
 		b.WriteString(r.String())
 	})
 	return b.String()
+}
+
+// CopyFrom makes r a copy of src that shares no memory with it, reusing
+// r's buffers: a result kept past the run it was derived in.
+func (r *Result) CopyFrom(src *Result) {
+	q, g, w := r.Qualifiers[:0], r.Gaps[:0], r.GapWeights[:0]
+	*r = *src
+	r.Qualifiers = append(q, src.Qualifiers...)
+	r.Gaps = append(g, src.Gaps...)
+	r.GapWeights = append(w, src.GapWeights...)
 }
