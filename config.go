@@ -182,6 +182,11 @@ type SLOConfig struct {
 	// It changes nothing per span; the connector's goodput gauge, the rules,
 	// the dashboard and the report read it.
 	UnknownVerdicts string `mapstructure:"unknown_verdicts"`
+	// QualifiedTTFT says how a TTFT its producer is known to measure
+	// between the wrong events (a ttft= qualifier of llm.metrics.source) is
+	// judged: "keep" (the default: as given) or "unknown" (it and the TPOT
+	// from it are unknown on such spans).
+	QualifiedTTFT string `mapstructure:"qualified_ttft"`
 
 	_ struct{}
 }
@@ -431,6 +436,9 @@ func (s *SLOConfig) validate(field string) []error {
 	errs = append(errs, s.validateObjective(field)...)
 	if _, err := slo.ParseUnknownVerdicts(s.UnknownVerdicts); err != nil {
 		errs = append(errs, fmt.Errorf("%s.unknown_verdicts: %w", field, err))
+	}
+	if _, err := slo.ParseQualifiedTTFT(s.QualifiedTTFT); err != nil {
+		errs = append(errs, fmt.Errorf("%s.qualified_ttft: %w", field, err))
 	}
 	if _, err := promtime.ParsePeriod(s.Period); err != nil {
 		errs = append(errs, fmt.Errorf("%s.period: %w", field, err))

@@ -158,6 +158,24 @@ var streamFlagOnEveryStream = map[string]bool{AnthropicSDKScope: true}
 // every streamed call.
 func StreamFlagOnEveryStream(scope string) bool { return streamFlagOnEveryStream[scope] }
 
+// endsStreamsEarly are the scopes whose producer ends the span of some
+// streamed calls before the stream is read, with the request's attributes
+// only, while its other spans always carry the listed response attributes:
+// Traceloop's OpenAI instrumentation on Responses API streams ("not yet
+// instrumented" upstream; its non-streamed Responses spans carry the
+// response id and the usage).
+var endsStreamsEarly = map[string][]string{
+	"@traceloop/instrumentation-openai": {"gen_ai.response.id", "gen_ai.usage.output_tokens", "gen_ai.usage.input_tokens"},
+}
+
+// EndsStreamsEarly reports whether the named scope's producer ends some
+// stream spans early, and the attributes of which one on a span says it
+// did not.
+func EndsStreamsEarly(scope string) (evidence []string, ok bool) {
+	evidence, ok = endsStreamsEarly[scope]
+	return evidence, ok
+}
+
 // Instrumentation levels: a framework's model call (LangChain's ChatOpenAI)
 // and the provider SDK's request it makes (the OpenAI client's) are two
 // spans of one request when both are instrumented, each often the root of
@@ -277,7 +295,7 @@ func agentsAndOpenLIT() []*Preset {
 			Layer: LayerClient,
 			Match: Match{Any: []Cond{{Attribute: "gen_ai.server.time_to_first_token"}, {Attribute: "gen_ai.server.time_per_output_token"}}},
 			Map: with(clientMapping, func(m *Mapping) {
-				m.TTFT = withConventionTTFT(TimingAttr{Key: "gen_ai.server.time_to_first_token"})
+				m.TTFT = withConventionTTFT(TimingAttr{Key: "gen_ai.server.time_to_first_token", FirstEvent: true})
 				m.ITLMean = []TimingAttr{{Key: "gen_ai.server.time_per_output_token"}}
 			}),
 			Ev:                  chunkEvents,
