@@ -15,6 +15,7 @@ package derive
 var plausibilityRules = [...]func(*request){
 	(*request).implausibleOutputTokens, // plausible_tokens.go
 	(*request).endedBeforeStream,       // plausible_early_end.go
+	(*request).partsBeyondWhole,        // plausible_parts.go
 }
 
 // plausible runs the rules on the values derived so far.
