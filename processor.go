@@ -193,9 +193,7 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 		st.batch = p.asm.Begin(td)
 	}
 	recorded := false
-	if p.asm == nil {
-		st.wraps.begin(td)
-	}
+	st.wraps.begin(td)
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -294,8 +292,12 @@ func (p *llmSLOProcessor) processAssembled(span ptrace.Span, rs ptrace.ResourceS
 		// Joined before the span is written, so that its SLOs can put a
 		// TTFT miss on the network (derive.NetworkTime).
 		st.res.JoinEngine(d.Server.TTFT)
-		st.engine = d.Server
 	}
+	if st.wraps.holds(span, st.res) {
+		st.wraps.hold(span, rs.Resource().Attributes(), st.res).engine = d.Server
+		return true, false
+	}
+	st.engine = d.Server
 	p.write(span, rs.Resource().Attributes(), st)
 	if d.Server != nil {
 		p.writeServerView(span, d.Server)

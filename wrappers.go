@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/llmslo/llmslo/internal/assembly"
 	"github.com/llmslo/llmslo/internal/derive"
 	"github.com/llmslo/llmslo/internal/preset"
 )
@@ -24,7 +25,9 @@ import (
 // connector counts it. A span wrapping two or more such calls (a
 // framework's retries) wraps requests of its own: each is judged, the
 // wrapper is not. The work is linear in the batch: one set of parent IDs,
-// one map of the held spans by ID, one walk down each chain.
+// one map of the held spans by ID, one walk down each chain. With trace
+// assembly on, a request span the assembly holds back for its steps is
+// written later, alone: it is not paired.
 
 // wrappers is a batch's pairing state, pooled with the batch state.
 type wrappers struct {
@@ -46,6 +49,8 @@ type heldSpan struct {
 	// parent is the index of its wrapper's held span, -1 for none; child
 	// the index of its last matching child; children how many match.
 	parent, child, children int
+	// engine is the engine's view the trace assembly joined to the span.
+	engine *assembly.ServerView
 	// reason is derive.WrapsJudged or InsideJudged for a span not judged.
 	reason  derive.Reason
 	visited bool
@@ -86,7 +91,7 @@ func (w *wrappers) holds(span ptrace.Span, res *derive.Result) bool {
 }
 
 // hold keeps a copy of the span's result until the batch's end.
-func (w *wrappers) hold(span ptrace.Span, resource pcommon.Map, res *derive.Result) {
+func (w *wrappers) hold(span ptrace.Span, resource pcommon.Map, res *derive.Result) *heldSpan {
 	if w.n == len(w.held) {
 		w.held = append(w.held, heldSpan{})
 	}
@@ -94,7 +99,8 @@ func (w *wrappers) hold(span ptrace.Span, resource pcommon.Map, res *derive.Resu
 	w.n++
 	h.span, h.resource = span, resource
 	h.res.CopyFrom(res)
-	h.parent, h.child, h.children, h.reason, h.visited = -1, -1, 0, derive.NoReason, false
+	h.parent, h.child, h.children, h.reason, h.visited, h.engine = -1, -1, 0, derive.NoReason, false, nil
+	return h
 }
 
 // reset forgets the batch, keeping a bounded amount of memory.
@@ -102,7 +108,7 @@ func (w *wrappers) reset() {
 	clear(w.parents)
 	clear(w.byID)
 	for i := range w.held[:w.n] {
-		w.held[i].span, w.held[i].resource = ptrace.Span{}, pcommon.Map{}
+		w.held[i].span, w.held[i].resource, w.held[i].engine = ptrace.Span{}, pcommon.Map{}, nil
 		w.held[i].res.Release()
 	}
 	if len(w.held) > maxRetainedHeld {
@@ -221,10 +227,13 @@ func (p *llmSLOProcessor) writeHeld(st *batchState) {
 			p.writeNotJudged(h.span.Attributes(), &h.res, h.reason, st)
 			continue
 		}
-		st.res = &h.res
+		st.res, st.engine = &h.res, h.engine
 		p.write(h.span, h.resource, st)
+		if h.engine != nil {
+			p.writeServerView(h.span, h.engine)
+		}
 	}
-	st.res = &st.own
+	st.res, st.engine = &st.own, nil
 }
 
 // writeNotJudged leaves on a span of a call judged on another span only

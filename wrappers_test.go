@@ -5,14 +5,17 @@ package llmsloprocessor
 
 import (
 	"encoding/binary"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/llmslo/llmslo/internal/contract"
+	"github.com/llmslo/llmslo/internal/metadata"
 )
 
 // callSpan is one span of a wrapper test batch: id and parent are small
@@ -141,10 +144,15 @@ func TestOneCallOneCount(t *testing.T) {
 			[]callSpan{{id: 1, parent: 1, model: m, op: "chat", start: 0, end: 900, ttft: 0.17}},
 			map[uint64]string{1: "judged"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, outcomes(process(t, "golden", callBatch(tt.spans))))
-		})
+	for _, assembly := range []bool{false, true} {
+		cfg, err := loadConfig(t, "golden")
+		require.NoError(t, err)
+		cfg.TraceAssembly.Enabled = assembly
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s/trace_assembly=%v", tt.name, assembly), func(t *testing.T) {
+				assert.Equal(t, tt.want, outcomes(processWith(t, cfg, processortest.NewNopSettings(metadata.Type), callBatch(tt.spans))))
+			})
+		}
 	}
 }
 
