@@ -31,7 +31,8 @@ import (
 
 // wrappers is a batch's pairing state, pooled with the batch state.
 type wrappers struct {
-	// parents holds the parent span ID of every span of the batch.
+	// parents holds the ID of every span of the batch that is the parent
+	// of another span of the batch.
 	parents map[pcommon.SpanID]struct{}
 	// held are the claimed client spans that may be one of a pair,
 	// written once the batch is read; byID indexes them.
@@ -57,33 +58,59 @@ type heldSpan struct {
 }
 
 // maxRetainedHeld bounds the held spans a pooled batch state keeps room
-// for after a large batch.
-const maxRetainedHeld = 1024
+// for after a large batch, and maxRetainedHeldGaps the gaps each keeps
+// room for.
+const (
+	maxRetainedHeld     = 1024
+	maxRetainedHeldGaps = 256
+)
 
-// begin indexes the batch's parent span IDs.
+// begin indexes the spans of the batch that are the parent of another:
+// the parent IDs first, then only those a span of the batch carries. A
+// batch where no span has a parent costs one read per span.
 func (w *wrappers) begin(td ptrace.Traces) {
 	if w.parents == nil {
 		w.parents, w.byID = map[pcommon.SpanID]struct{}{}, map[pcommon.SpanID]int{}
 	}
+	forEachSpan(td, func(s ptrace.Span) {
+		if id := s.ParentSpanID(); !id.IsEmpty() {
+			w.parents[id] = struct{}{}
+		}
+	})
+	if len(w.parents) == 0 {
+		return
+	}
+	// byID, empty until resolve, marks the parent IDs seen as spans.
+	forEachSpan(td, func(s ptrace.Span) {
+		if _, ok := w.parents[s.SpanID()]; ok {
+			w.byID[s.SpanID()] = 0
+		}
+	})
+	clear(w.parents)
+	for id := range w.byID {
+		w.parents[id] = struct{}{}
+	}
+	clear(w.byID)
+}
+
+// forEachSpan calls fn for every span of td.
+func forEachSpan(td ptrace.Traces, fn func(ptrace.Span)) {
 	for _, rs := range td.ResourceSpans().All() {
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, s := range ss.Spans().All() {
-				if id := s.ParentSpanID(); !id.IsEmpty() {
-					w.parents[id] = struct{}{}
-				}
+				fn(s)
 			}
 		}
 	}
 }
 
 // holds reports whether a claimed span may be one of a pair: a client span
-// in a batch where some span has a parent, that has a parent itself or is
-// a parent of one.
+// whose parent is in the batch, or that is the parent of one.
 func (w *wrappers) holds(span ptrace.Span, res *derive.Result) bool {
 	if len(w.parents) == 0 || res.Layer != preset.LayerClient {
 		return false
 	}
-	if !span.ParentSpanID().IsEmpty() {
+	if _, parentHere := w.parents[span.ParentSpanID()]; parentHere {
 		return true
 	}
 	_, isParent := w.parents[span.SpanID()]
@@ -108,8 +135,14 @@ func (w *wrappers) reset() {
 	clear(w.parents)
 	clear(w.byID)
 	for i := range w.held[:w.n] {
-		w.held[i].span, w.held[i].resource, w.held[i].engine = ptrace.Span{}, pcommon.Map{}, nil
-		w.held[i].res.Release()
+		h := &w.held[i]
+		h.span, h.resource, h.engine = ptrace.Span{}, pcommon.Map{}, nil
+		if cap(h.res.Gaps) > maxRetainedHeldGaps {
+			h.res.Gaps = nil
+		}
+		if cap(h.res.GapWeights) > maxRetainedHeldGaps {
+			h.res.GapWeights = nil
+		}
 	}
 	if len(w.held) > maxRetainedHeld {
 		w.held = nil
