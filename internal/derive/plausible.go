@@ -10,17 +10,14 @@ package derive
 // "Plausibility rules") and runs on every derived span after the values
 // and before TPOT, ITL and the verdicts. A rule turns a value into unknown
 // with a reason in llm.metrics.error (<field>:implausible), or qualifies
-// it in llm.metrics.source; it never writes a different number. This file
-// is the one list of them: a rule not listed here does not run.
-var plausibilityRules = [...]func(*request){
-	(*request).implausibleOutputTokens, // plausible_tokens.go
-	(*request).endedBeforeStream,       // plausible_early_end.go
-	(*request).partsBeyondWhole,        // plausible_parts.go
-}
-
-// plausible runs the rules on the values derived so far.
+// it in llm.metrics.source; it never writes a different number. The rules
+// are this function's calls, and no other: a rule not called here does not
+// run. (Direct calls, not a table of funcs: a call through a func value
+// would move the request's working state to the heap, one allocation a
+// span.) The TTFT qualifiers (plausible_ttft.go) are noted where the TTFT
+// is read.
 func (r *request) plausible() {
-	for _, rule := range plausibilityRules {
-		rule(r)
-	}
+	r.implausibleOutputTokens() // plausible_tokens.go
+	r.endedBeforeStream()       // plausible_early_end.go
+	r.partsBeyondWhole()        // plausible_parts.go
 }
