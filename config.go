@@ -502,6 +502,9 @@ func (c *Config) sloDefinitions() []string {
 		// Unset and "bad" are one policy: the same definition.
 		u, _ := slo.ParseUnknownVerdicts(def.UnknownVerdicts)
 		def.UnknownVerdicts = string(u)
+		// Unset and "keep" likewise.
+		q, _ := slo.ParseQualifiedTTFT(def.QualifiedTTFT)
+		def.QualifiedTTFT = string(q)
 		b, _ := json.Marshal(&def) // plain data: cannot fail
 		defs = append(defs, string(b))
 	}

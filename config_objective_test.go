@@ -126,4 +126,9 @@ func TestQualifiedTTFTSetting(t *testing.T) {
 		require.NoError(t, err, "%v", c.value)
 		assert.Equal(t, c.unknown, cfg.compileSLOs(contract.NewKeys(contract.DefaultPrefix))[0].QualifiedTTFTUnknown, "%v", c.value)
 	}
+	unset := &Config{SLOs: []SLOConfig{{Name: "a"}}}
+	keep := &Config{SLOs: []SLOConfig{{Name: "a", QualifiedTTFT: "keep"}}}
+	unknown := &Config{SLOs: []SLOConfig{{Name: "a", QualifiedTTFT: "unknown"}}}
+	assert.Equal(t, unset.sloDefinitions(), keep.sloDefinitions())
+	assert.NotEqual(t, unset.sloDefinitions(), unknown.sloDefinitions())
 }
