@@ -140,6 +140,8 @@ func (c *Config) compileSLOs(keys contract.Keys) []compiledSLO {
 			violationsKey: keys.SLOViolations(sc.Name),
 			causesKey:     keys.SLOCauses(sc.Name),
 		}
+		q, _ := slo.ParseQualifiedTTFT(sc.QualifiedTTFT)
+		c.QualifiedTTFTUnknown = q == slo.QualifiedUnknown
 		c.pure = c.From == nil && len(c.Selector.Attributes) == 0
 		out = append(out, c)
 	}

@@ -182,6 +182,11 @@ type SLOConfig struct {
 	// It changes nothing per span; the connector's goodput gauge, the rules,
 	// the dashboard and the report read it.
 	UnknownVerdicts string `mapstructure:"unknown_verdicts"`
+	// QualifiedTTFT says how a TTFT its producer is known to measure
+	// between the wrong events (a ttft= qualifier of llm.metrics.source) is
+	// judged: "keep" (the default: as given) or "unknown" (it and the TPOT
+	// from it are unknown on such spans).
+	QualifiedTTFT string `mapstructure:"qualified_ttft"`
 
 	_ struct{}
 }
@@ -432,6 +437,9 @@ func (s *SLOConfig) validate(field string) []error {
 	if _, err := slo.ParseUnknownVerdicts(s.UnknownVerdicts); err != nil {
 		errs = append(errs, fmt.Errorf("%s.unknown_verdicts: %w", field, err))
 	}
+	if _, err := slo.ParseQualifiedTTFT(s.QualifiedTTFT); err != nil {
+		errs = append(errs, fmt.Errorf("%s.qualified_ttft: %w", field, err))
+	}
 	if _, err := promtime.ParsePeriod(s.Period); err != nil {
 		errs = append(errs, fmt.Errorf("%s.period: %w", field, err))
 	}
@@ -494,6 +502,9 @@ func (c *Config) sloDefinitions() []string {
 		// Unset and "bad" are one policy: the same definition.
 		u, _ := slo.ParseUnknownVerdicts(def.UnknownVerdicts)
 		def.UnknownVerdicts = string(u)
+		// Unset and "keep" likewise.
+		q, _ := slo.ParseQualifiedTTFT(def.QualifiedTTFT)
+		def.QualifiedTTFT = string(q)
 		b, _ := json.Marshal(&def) // plain data: cannot fail
 		defs = append(defs, string(b))
 	}

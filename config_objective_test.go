@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/llmslo/llmslo/internal/contract"
 )
 
 // TestObjectiveAndPeriod: objective and period decode beside the
@@ -94,4 +96,39 @@ func TestUnknownVerdicts(t *testing.T) {
 	assert.NotEqual(t, unset.sloDefinitions(), exclude.sloDefinitions())
 	assert.Equal(t, []string{"a"}, exclude.excludingUnknown())
 	assert.Empty(t, bad.excludingUnknown())
+}
+
+// TestQualifiedTTFTSetting: qualified_ttft decodes to the SLO's choice
+// (unset keeps), and a wrong value is refused naming the field and the
+// allowed values.
+func TestQualifiedTTFTSetting(t *testing.T) {
+	for _, c := range []struct {
+		value   any
+		unknown bool
+		err     string
+	}{
+		{nil, false, ""},
+		{"keep", false, ""},
+		{"unknown", true, ""},
+		{"drop", false, `slos[0].qualified_ttft: "drop": allowed values are "keep"`},
+	} {
+		slo := map[string]any{"name": "interactive", "ttft": "500ms"}
+		if c.value != nil {
+			slo["qualified_ttft"] = c.value
+		}
+		cfg := createDefaultConfig().(*Config)
+		require.NoError(t, confmap.NewFromStringMap(map[string]any{"slos": []any{slo}}).Unmarshal(cfg))
+		err := cfg.Validate()
+		if c.err != "" {
+			assert.ErrorContains(t, err, c.err, "%v", c.value)
+			continue
+		}
+		require.NoError(t, err, "%v", c.value)
+		assert.Equal(t, c.unknown, cfg.compileSLOs(contract.NewKeys(contract.DefaultPrefix))[0].QualifiedTTFTUnknown, "%v", c.value)
+	}
+	unset := &Config{SLOs: []SLOConfig{{Name: "a"}}}
+	keep := &Config{SLOs: []SLOConfig{{Name: "a", QualifiedTTFT: "keep"}}}
+	unknown := &Config{SLOs: []SLOConfig{{Name: "a", QualifiedTTFT: "unknown"}}}
+	assert.Equal(t, unset.sloDefinitions(), keep.sloDefinitions())
+	assert.NotEqual(t, unset.sloDefinitions(), unknown.sloDefinitions())
 }

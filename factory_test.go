@@ -105,11 +105,14 @@ func TestTelemetry(t *testing.T) {
 
 	verdicts := sums("otelcol_processor_llm_slo_verdicts")
 	// vllm: interactive met, met, violated (ttft 0.65 s); hostile: two
-	// decided spans violate it (ttft 0.6 s; tpot 35 ms), one meets it
-	// (its N = 0 makes TPOT not applicable), the other eight are unknown.
-	assert.Equal(t, int64(3), verdicts[set2("outcome", "met", "slo", "interactive")])
+	// decided spans violate it (ttft 0.6 s; tpot 35 ms); the one whose
+	// usage says 0 output tokens on a stream of three chunks is unknown
+	// (output_tokens:implausible: its N = 0 made TPOT not applicable, and
+	// the verdict met), as are the other eight.
+	assert.Equal(t, int64(1), errs[set2("field", "output_tokens", "reason", "implausible")])
+	assert.Equal(t, int64(2), verdicts[set2("outcome", "met", "slo", "interactive")])
 	assert.Equal(t, int64(3), verdicts[set2("outcome", "violated", "slo", "interactive")])
-	assert.Equal(t, int64(8), verdicts[set2("outcome", "unknown", "slo", "interactive")])
+	assert.Equal(t, int64(9), verdicts[set2("outcome", "unknown", "slo", "interactive")])
 }
 
 // TestNonLLMSpansAllocateNothing: spans no preset claims cost no allocation

@@ -98,6 +98,12 @@ func fuzzTraces(data []byte) ptrace.Traces {
 	for n := 1 + r.pick(4); n > 0; n-- {
 		s := spans.AppendEmpty()
 		s.SetName(fuzzNames[r.pick(len(fuzzNames))])
+		// Parent links among the batch's spans (self, cycles, pairs): the
+		// wrapper pairing reads them.
+		s.SetSpanID(pcommon.SpanID{byte(spans.Len())})
+		if p := r.pick(6); p > 0 {
+			s.SetParentSpanID(pcommon.SpanID{byte(p)})
+		}
 		start := uint64(1_767_225_600_000_000_000) + uint64(r.byte())*1e6
 		if r.pick(8) == 0 {
 			start = r.u64()

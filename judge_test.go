@@ -52,7 +52,7 @@ func TestGoldenInputTokens(t *testing.T) {
 // header gives the expected causes of every span.
 var causeGoldens = []string{
 	"ttft_largest_part", "ttft_unattributed", "pace_decode", "e2e_output_length",
-	"e2e_decode", "e2e_ttft_part", "queue_time", "network",
+	"e2e_decode", "e2e_ttft_part", "queue_time", "network", "parts_beyond_whole",
 }
 
 func TestGoldenCauses(t *testing.T) {

@@ -78,6 +78,8 @@ type batchState struct {
 	validModels validModels
 	// batch is the batch's business with the trace assembly.
 	batch *assembly.Batch
+	// wraps holds the spans that may be two of one call (wrappers.go).
+	wraps wrappers
 }
 
 // phaseSpans is how many spans processSpans derives before it writes them.
@@ -207,6 +209,7 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 		st.batch = p.asm.Begin(td)
 	}
 	recorded := false
+	st.wraps.begin(td)
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -230,6 +233,7 @@ func (p *llmSLOProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 			removeAt(spans, st.held)
 		}
 	}
+	p.writeHeld(st)
 	if recorded {
 		p.tel.record(ctx, st.counts)
 		p.watch.merge(st.counts)
@@ -256,8 +260,12 @@ func (p *llmSLOProcessor) processSpans(spans ptrace.SpanSlice, rs ptrace.Resourc
 			span := spans.At(from + i)
 			if p.admit(span, run[i].claimed, &run[i].res) {
 				recorded = true
-				st.res = &run[i].res
-				p.write(span, resource, st)
+				if st.wraps.holds(span, &run[i].res) {
+					st.wraps.hold(span, resource, &run[i].res)
+				} else {
+					st.res = &run[i].res
+					p.write(span, resource, st)
+				}
 			}
 			run[i].res.Release()
 		}
@@ -300,8 +308,12 @@ func (p *llmSLOProcessor) processAssembled(span ptrace.Span, rs ptrace.ResourceS
 		// Joined before the span is written, so that its SLOs can put a
 		// TTFT miss on the network (derive.NetworkTime).
 		st.res.JoinEngine(d.Server.TTFT)
-		st.engine = d.Server
 	}
+	if st.wraps.holds(span, st.res) {
+		st.wraps.hold(span, rs.Resource().Attributes(), st.res).engine = d.Server
+		return true, false
+	}
+	st.engine = d.Server
 	p.write(span, rs.Resource().Attributes(), st)
 	if d.Server != nil {
 		p.writeServerView(span, d.Server)
@@ -329,6 +341,7 @@ func removeAt(spans ptrace.SpanSlice, idx []int) {
 
 func (p *llmSLOProcessor) putState(st *batchState) {
 	st.batch, st.engine = nil, nil
+	st.wraps.reset()
 	st.counts.reset()
 	p.state.Put(st)
 }

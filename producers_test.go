@@ -30,7 +30,7 @@ import (
 // internal/derive (TestProducers2026).
 var producerGoldens = []string{
 	"strands", "unit_collision", "vercel_ai", "semconv_v141", "stream_schema",
-	"sentry", "pydantic_ai", "vllm_usage",
+	"sentry", "pydantic_ai", "vllm_usage", "node_sdks", "plausibility",
 }
 
 // stackGoldens are stacked SDK instrumentations (the shapes real stacks

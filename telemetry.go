@@ -142,6 +142,12 @@ func (b *batchCounts) countRequest(res *derive.Result) {
 	}
 }
 
+// countNotJudged counts a span of a call judged on another span (its one
+// error, span:<reason>); it is no request of its own.
+func (b *batchCounts) countNotJudged(reason derive.Reason) {
+	b.errors[derive.FieldSpan][reason]++
+}
+
 // countVerdict counts SLO i's verdict on res.
 func (b *batchCounts) countVerdict(i int, res *derive.Result, v *slo.Verdict) {
 	if !res.Failed {

@@ -32,6 +32,14 @@ type producerSpan struct {
 	ttft            float64              // seconds; < 0: no llm.ttft
 	source          string               // llm.metrics.source; "" for a span no preset claims
 	stream, stream0 bool                 // llm.stream written (stream0: false when written)
+	// errText is the expected llm.metrics.error, "" for none checked.
+	errText string
+	// parent is the row of the spec whose span is this one's parent (the
+	// same trace), "" for a root.
+	parent string
+	// notJudged: the span is one of two of a call, judged on the other:
+	// it carries llm.metrics.error only.
+	notJudged bool
 }
 
 func chatAttrs(provider, model string, extra map[string]any) map[string]any {
@@ -113,13 +121,37 @@ func producerSpans() []producerSpan {
 			ttft:  0.412, source: "strands:attributes", stream: true},
 		{row: "OpenLIT (same key, seconds)", scope: "openlit.otel.tracing", name: "chat gpt-4o-mini", kind: ptrace.SpanKindClient, end: 1200,
 			attrs: chatAttrs("openai", "gpt-4o-mini", map[string]any{"gen_ai.request.stream": true, "gen_ai.server.time_to_first_token": 0.150001}),
-			ttft:  0.150001, source: "openlit:attributes", stream: true},
+			ttft:  0.150001, source: "openlit:attributes,ttft=first_event", stream: true},
 		{row: "OpenInference", scope: "openinference.instrumentation.openai", name: "ChatCompletion", kind: ptrace.SpanKindInternal, end: 800,
 			attrs:  map[string]any{"openinference.span.kind": "LLM", "llm.model_name": "gpt-4o", "llm.token_count.completion": 40},
 			events: map[string][]float64{"First Token Stream Event": {120.006}}, ttft: 0.120006, source: "openinference:events,level=provider", stream: true},
 		{row: "OpenLLMetry (Python)", scope: "opentelemetry.instrumentation.openai.v1", name: "openai.chat", kind: ptrace.SpanKindClient, end: 205,
 			attrs:  map[string]any{"gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o-mini", "gen_ai.is_streaming": true, "gen_ai.usage.output_tokens": 5},
 			events: map[string][]float64{"gen_ai.content.completion.chunk": {100.001, 120, 140, 170, 200}}, ttft: 0.100001, source: "openllmetry:events", stream: true},
+		{row: "AI SDK 7 OpenTelemetry integration, not streamed", scope: "gen_ai", name: "chat claude-haiku-4-5", kind: ptrace.SpanKindClient, end: 700,
+			attrs: chatAttrs("anthropic", "claude-haiku-4-5", map[string]any{"gen_ai.client.operation.duration": 0.698}),
+			ttft:  -1, source: "semconv:span", stream0: true},
+		{row: "Anthropic SDK tracing, streamed", scope: "com.anthropic.sdk.typescript", name: "anthropic.messages.create", kind: ptrace.SpanKindClient, end: 900,
+			attrs: chatAttrs("anthropic", "claude-haiku-4-5", map[string]any{"gen_ai.request.stream": true, "gen_ai.response.time_to_first_chunk": 0.161003}),
+			ttft:  0.161003, source: "semconv:attributes", stream: true},
+		{row: "Anthropic SDK tracing, not streamed", scope: "com.anthropic.sdk.typescript", name: "anthropic.messages.create", kind: ptrace.SpanKindClient, end: 700,
+			attrs: chatAttrs("anthropic", "claude-haiku-4-5", nil), ttft: -1, source: "semconv:span", stream0: true},
+		{row: "OpenInference Anthropic around the SDK's span: not judged", scope: "@arizeai/openinference-instrumentation-anthropic", name: "Anthropic Messages",
+			kind: ptrace.SpanKindInternal, end: 950,
+			attrs: map[string]any{"openinference.span.kind": "LLM", "llm.model_name": "claude-haiku-4-5", "llm.invocation_parameters": `{"stream":true}`,
+				"llm.token_count.completion": 51},
+			errText: "span:wraps_judged", notJudged: true},
+		{row: "the SDK's span inside it: judged", scope: "com.anthropic.sdk.typescript", name: "anthropic.messages.create", kind: ptrace.SpanKindClient,
+			start: 3, end: 940, parent: "OpenInference Anthropic around the SDK's span: not judged",
+			attrs: chatAttrs("anthropic", "claude-haiku-4-5", map[string]any{"gen_ai.request.stream": true, "gen_ai.response.time_to_first_chunk": 0.161004}),
+			ttft:  0.161004, source: "semconv:attributes", stream: true},
+		{row: "OpenLIT Responses stream without usage", scope: "openlit", name: "chat gpt-4o-mini", kind: ptrace.SpanKindClient, end: 210,
+			attrs: chatAttrs("openai", "gpt-4o-mini", map[string]any{"gen_ai.request.is_stream": true, "gen_ai.server.time_to_first_token": 0.045001,
+				"gen_ai.server.time_per_output_token": 0.012, "gen_ai.usage.output_tokens": 0}),
+			ttft: 0.045001, source: "openlit:attributes,ttft=first_event", stream: true, errText: "output_tokens:implausible"},
+		{row: "Traceloop Responses stream ended at create()", scope: "@traceloop/instrumentation-openai", name: "chat gpt-4o-mini", kind: ptrace.SpanKindClient, end: 31,
+			attrs: map[string]any{"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o-mini"},
+			ttft:  -1, source: "semconv:span,level=provider", stream: true, errText: "ttft:not_emitted,e2e:implausible,output_tokens:not_emitted"},
 		// Claude Code's bare ttft_ms is not read (not verified in code; the
 		// key is too generic to claim a span by): the span passes untouched.
 		{row: "Claude Code (not supported)", scope: "com.anthropic.claude_code", name: "claude_code.llm_request", kind: ptrace.SpanKindClient, end: 900,
@@ -142,6 +174,12 @@ func buildProducerTraces(specs []producerSpan) ptrace.Traces {
 		s.SetKind(sp.kind)
 		s.SetTraceID(pcommon.TraceID{3, byte(i)})
 		s.SetSpanID(pcommon.SpanID{4, byte(i)})
+		for j, p := range specs {
+			if sp.parent != "" && p.row == sp.parent {
+				s.SetTraceID(pcommon.TraceID{3, byte(j)})
+				s.SetParentSpanID(pcommon.SpanID{4, byte(j)})
+			}
+		}
 		s.SetStartTimestamp(at(sp.start))
 		s.SetEndTimestamp(at(sp.end))
 		if err := s.Attributes().FromRaw(sp.attrs); err != nil {
@@ -210,6 +248,14 @@ service:
 		t.Run(sp.row, func(t *testing.T) {
 			s := got[pcommon.SpanID{4, byte(i)}]
 			a := s.Attributes()
+			errText, _ := a.Get("llm.metrics.error")
+			if sp.errText != "" {
+				assert.Equal(t, sp.errText, errText.Str(), "llm.metrics.error")
+			}
+			if sp.notJudged {
+				assert.Equal(t, len(sp.attrs)+1, a.Len(), "only llm.metrics.error added")
+				return
+			}
 			if sp.source == "" {
 				assert.Equal(t, len(sp.attrs), a.Len(), "a span no preset claims passes untouched")
 				return

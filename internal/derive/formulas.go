@@ -68,6 +68,7 @@ func (c *compiled) derive(t *Table, span ptrace.Span, scope *Scope, s *scratch, 
 	r.ttft()
 	r.e2e()
 	r.parts()
+	r.plausible()
 	r.itl(t.tokenAware)
 	r.tpot()
 	r.model()
@@ -170,7 +171,7 @@ func (r *request) stream() {
 				return
 			}
 		}
-		r.res.Stream = r.c.unflaggedStream(r.c.streamName(r.span), &r.scope, r.s)
+		r.res.Stream = r.c.unflaggedStream(r.span, &r.scope, r.s)
 	}
 }
 
@@ -269,29 +270,17 @@ func (r *request) ttft() {
 	case present:
 		res.TTFT = attr
 		res.Origin = FromAttributes
-		r.noteFirstPart(c.ttftFirstPart[presentAt(c.ttft, r.s)])
+		r.noteTTFTQualifier(c.ttftQualifier[presentAt(c.ttft, r.s)])
 	case r.hasOutput && r.firstKnown && fromOutputs:
 		r.ttftNs = int64(r.out.firstOutput() - r.start)
 		res.TTFT = known(nanos(uint64(r.ttftNs)))
 		res.Origin = r.outputs
-		r.noteFirstPart(r.firstPartEvent)
+		if r.firstPartEvent {
+			r.noteTTFTQualifier(QualifierTTFTFirstPart)
+		}
 	case errs[FieldTTFT] == NoReason && errs[FieldEvents] == NoReason && r.spanOK && !res.Failed:
 		errs.Set(FieldTTFT, NotEmitted)
 	}
-}
-
-// noteFirstPart qualifies a known TTFT taken from a time its producer
-// stamps at the first stream part (firstPart), unless the span shows a
-// release that stamps the first output: without that evidence the TTFT is
-// taken as early, never as right.
-func (r *request) noteFirstPart(firstPart bool) {
-	if !firstPart || r.res.TTFT.S != Known {
-		return
-	}
-	if _, later := first(r.c.firstPartUnless, r.s); later {
-		return
-	}
-	r.res.Qualifiers = append(r.res.Qualifiers, QualifierTTFTFirstPart)
 }
 
 // e2e: E2E = t_last − S: the engine's attribute, else the last output, else

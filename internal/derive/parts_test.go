@@ -44,7 +44,14 @@ func TestParts(t *testing.T) {
 		{"beyond a week", "llm_request", with(engine, decode, 7*24*3600.0+1), missing, missing, missing, "decode_time:out_of_range"},
 		{"a word", "llm_request", with(engine, kv, "fast"), missing, missing, missing, "kv_transfer_time:invalid_value"},
 		{"a bool", "llm_request", with(engine, prefill, true), missing, missing, missing, "prefill_time:invalid_type"},
-		{"a decimal string", "llm_request", with(engine, prefill, " 0.25 "), k(0.25), missing, missing, ""},
+		{"a decimal string", "llm_request", with(engine, prefill, " 0.125 "), k(0.125), missing, missing, ""},
+		// Parts longer than what they divide are a sender's, not a
+		// request's: refused, never a cause.
+		{"a prefill of a day on a 0.162 s TTFT", "llm_request", with(engine, prefill, 86400.0), missing, missing, missing, "prefill_time:implausible"},
+		{"a KV transfer longer than the TTFT", "llm_request", with(engine, kv, 0.2), missing, missing, missing, "kv_transfer_time:implausible"},
+		{"a decode longer than the E2E", "llm_request", with(engine, decode, 1.3), missing, missing, missing, "decode_time:implausible"},
+		{"a prefill equal to the TTFT, within the clocks' slack", "llm_request", with(engine, prefill, 0.1636), k(0.1636), missing, missing, ""},
+		{"a prefill just beyond the slack", "llm_request", with(engine, prefill, 0.1648), missing, missing, missing, "prefill_time:implausible"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

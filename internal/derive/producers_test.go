@@ -284,3 +284,39 @@ func TestJSONStream(t *testing.T) {
 		assert.Equal(t, want, jsonStream(doc), doc[:min(len(doc), 40)])
 	}
 }
+
+// TestStreamEvidenceByScope: a producer that writes the time to first
+// chunk on every stream (AI SDK 7, both integrations) or flags every stream
+// (the Anthropic SDK's own tracing) says by its absence that a call did not
+// stream; elsewhere the same span stays unknown.
+func TestStreamEvidenceByScope(t *testing.T) {
+	aiSDK := map[string]any{"gen_ai.operation.name": "chat", "gen_ai.request.model": "claude-haiku-4-5",
+		"gen_ai.client.operation.duration": 0.698, "gen_ai.usage.output_tokens": 51}
+	bare := map[string]any{"gen_ai.operation.name": "chat", "gen_ai.request.model": "claude-haiku-4-5", "gen_ai.usage.output_tokens": 51}
+	streamed := map[string]any{"gen_ai.operation.name": "chat", "gen_ai.request.stream": true,
+		"gen_ai.response.time_to_first_chunk": 0.161, "gen_ai.usage.output_tokens": 51}
+	tests := []struct {
+		name, scope string
+		attrs       map[string]any
+		stream      Tri
+		ttft        Status
+		errs        string
+	}{
+		{"AI SDK 7 OpenTelemetry integration, non-streamed", preset.AISDKOTelScope, aiSDK, False, NotApplicable, ""},
+		{"a gen_ai scope without the integration's duration: not taken as the AI SDK's", preset.AISDKOTelScope, bare, Unknown, Missing, "ttft:not_emitted"},
+		{"AI SDK 7 legacy integration (scope ai), non-streamed", preset.AISDKScope, bare, False, NotApplicable, ""},
+		{"Anthropic SDK, non-streamed: no flag", preset.AnthropicSDKScope, bare, False, NotApplicable, ""},
+		{"Anthropic SDK, streamed", preset.AnthropicSDKScope, streamed, True, Known, ""},
+		{"OpenTelemetry's OpenAI instrumentation: no flag, no TTFT, no evidence either way", "@opentelemetry/instrumentation-openai", bare, Unknown, Missing, "ttft:not_emitted"},
+	}
+	table := NewTable(preset.Builtin(), Options{})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r Result
+			require.True(t, table.DeriveIn(withKind(newSpan("chat claude-haiku-4-5", 700, tt.attrs), ptrace.SpanKindClient), Scope{Name: tt.scope}, &r))
+			assert.Equal(t, tt.stream, r.Stream)
+			assert.Equal(t, tt.ttft, r.TTFT.S)
+			assert.Equal(t, tt.errs, r.Errors.String())
+		})
+	}
+}

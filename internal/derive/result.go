@@ -24,6 +24,10 @@ const (
 	// stream part of any kind (a role-only chunk too), earlier than the
 	// first output, so TPOT is larger than the true one.
 	QualifierTTFTFirstPart = "ttft=first_part"
+	// QualifierTTFTFirstEvent: the TTFT is the producer's time from the
+	// response headers to the first server-sent event of any kind
+	// (OpenLIT's), not from the call to the first output.
+	QualifierTTFTFirstEvent = "ttft=first_event"
 	// QualifierLevel prefixes the instrumentation level, "level=framework".
 	QualifierLevel = "level="
 )
@@ -100,6 +104,10 @@ type Result struct {
 	// preset's usual path (e.g. "n=4", "output_tokens_from_chunks"), in
 	// the order they are decided: tokens, TTFT, level.
 	Qualifiers []string
+	// TTFTQualified: the TTFT is the producer's own value, known to be
+	// measured between the wrong events (a ttft= qualifier); an SLO may
+	// take it as unknown (qualified_ttft: unknown).
+	TTFTQualified bool
 	// Level is the instrumentation level of the span's scope
 	// (preset.LevelFramework or LevelProvider), "" when it states none.
 	Level string
@@ -240,6 +248,19 @@ const (
 	// (a client's TTFT below its engine's): the clocks disagree, so the
 	// difference is not written.
 	ClockSkew
+	// Implausible: a plausibility rule (plausible.go) found the value
+	// contradicted by the span's other evidence, a known producer defect;
+	// it is left unknown, never replaced by another number.
+	Implausible
+	// WrapsJudged: span:wraps_judged, the span is one instrumentation's
+	// wrapper around another LLM span of the same call in the batch (the
+	// same model and operation, within its time), which is judged instead:
+	// the span carries no value and no verdict, so the call counts once.
+	WrapsJudged
+	// InsideJudged: span:inside_judged, the span is the inner span of such a
+	// pair, and its wrapper carried the evidence (a TTFT) it lacks, so the
+	// wrapper is judged instead.
+	InsideJudged
 	// Incomplete: the trace assembly let the request go (its wait, a
 	// shutdown, an eviction) before every step it needs had arrived; its
 	// values are its own attributes', none from the steps.
@@ -248,7 +269,7 @@ const (
 	NumReasons
 )
 
-var reasonNames = [NumReasons]string{"", "invalid_value", "invalid_type", "out_of_range", "end_before_start", "missing_timestamps", "outside_span", "duplicate", "not_emitted", "inconsistent", "dropped", "evicted", "invalid_utf8", "overflow", "clock_skew", "incomplete"}
+var reasonNames = [NumReasons]string{"", "invalid_value", "invalid_type", "out_of_range", "end_before_start", "missing_timestamps", "outside_span", "duplicate", "not_emitted", "inconsistent", "dropped", "evicted", "invalid_utf8", "overflow", "clock_skew", "implausible", "wraps_judged", "inside_judged", "incomplete"}
 
 func (r Reason) String() string { return reasonNames[r] }
 
@@ -288,4 +309,14 @@ func (e *Errors) String() string {
 		b.WriteString(r.String())
 	})
 	return b.String()
+}
+
+// CopyFrom makes r a copy of src that shares no memory with it, reusing
+// r's buffers: a result kept past the run it was derived in.
+func (r *Result) CopyFrom(src *Result) {
+	q, g, w := r.Qualifiers[:0], r.Gaps[:0], r.GapWeights[:0]
+	*r = *src
+	r.Qualifiers = append(q, src.Qualifiers...)
+	r.Gaps = append(g, src.Gaps...)
+	r.GapWeights = append(w, src.GapWeights...)
 }

@@ -92,10 +92,11 @@ type compiled struct {
 
 	ttft, e2e, itlMean, queue   []timing
 	prefill, kvTransfer, decode []timing
-	// ttftFirstPart[i]: ttft[i] is stamped at the first stream part;
+	// ttftQualifier[i]: the qualifier of a TTFT read from ttft[i] ("" for
+	// none: ttft=first_part, ttft=first_event);
 	// firstPartEv are such first-token events, firstPartUnless the
 	// attributes that show a release stamping the first output instead.
-	ttftFirstPart   []bool
+	ttftQualifier   []string
 	firstPartEv     []int
 	firstPartUnless []int
 	// streamJSON are the preset's StreamJSON attributes.
@@ -199,7 +200,7 @@ func NewTable(presets []*preset.Preset, opts Options) *Table {
 		c.none = t.conds(p.Match.None)
 		c.ttft = t.timings(p.Map.TTFT)
 		for _, x := range p.Map.TTFT {
-			c.ttftFirstPart = append(c.ttftFirstPart, x.FirstPart)
+			c.ttftQualifier = append(c.ttftQualifier, ttftQualifier(x))
 		}
 		c.firstPartEv = t.events(p.Ev.FirstPart)
 		c.firstPartUnless = t.attrs(p.FirstPartUnless)

@@ -116,15 +116,65 @@ const (
 	AISDKScope = "ai"
 )
 
+// AISDKOTelScope is the tracer of the AI SDK 7 OpenTelemetry integration
+// of @ai-sdk/otel (packages/otel/src/open-telemetry.ts:
+// trace.getTracer('gen_ai')); the ai scope is its legacy integration's.
+const AISDKOTelScope = "gen_ai"
+
+// AISDKOTelWitness is the attribute AI SDK 7's OpenTelemetry integration
+// writes at the end of every model call, streamed or not
+// (getGenAIClientPerformanceAttributes). "gen_ai" is a generic tracer name:
+// only a span that carries it is taken as that integration's.
+const AISDKOTelWitness = "gen_ai.client.operation.duration"
+
+// AnthropicSDKScope is the tracer of the Anthropic TypeScript SDK's own
+// tracing (its anthropic.messages.create spans).
+const AnthropicSDKScope = "com.anthropic.sdk.typescript"
+
 // chunkTTFTOnEveryStream are the scopes whose producer writes the
 // conventions' time to first chunk on every streamed call it makes (AI SDK
-// 7's convention spans), so a span of theirs without it did not stream.
-// Elsewhere its absence says nothing: a producer may simply not write it.
-var chunkTTFTOnEveryStream = map[string]bool{AISDKScope: true}
+// 7's convention spans, under both of its integrations), so a span of
+// theirs without it did not stream. The value, when not empty, is an
+// attribute the span must carry to be taken as that producer's. Elsewhere
+// its absence says nothing: a producer may simply not write it.
+var chunkTTFTOnEveryStream = map[string]string{AISDKScope: "", AISDKOTelScope: AISDKOTelWitness}
 
 // ChunkTTFTOnEveryStream reports whether the named scope's producer writes
-// the conventions' time to first chunk on every streamed call.
-func ChunkTTFTOnEveryStream(scope string) bool { return chunkTTFTOnEveryStream[scope] }
+// the conventions' time to first chunk on every streamed call, and the
+// attribute a span of it must carry for that to hold ("" for none).
+func ChunkTTFTOnEveryStream(scope string) (witness string, ok bool) {
+	witness, ok = chunkTTFTOnEveryStream[scope]
+	return witness, ok
+}
+
+// streamFlagOnEveryStream are the scopes whose producer writes
+// gen_ai.request.stream=true on every streamed call and nothing on the
+// others, whatever convention version it states (it states none): a span
+// of theirs without the flag did not stream. The Anthropic SDK's tracing
+// does so.
+var streamFlagOnEveryStream = map[string]bool{AnthropicSDKScope: true}
+
+// StreamFlagOnEveryStream reports whether the named scope's producer flags
+// every streamed call.
+func StreamFlagOnEveryStream(scope string) bool { return streamFlagOnEveryStream[scope] }
+
+// endsStreamsEarly are the scopes whose producer ends the span of some
+// streamed calls before the stream is read, with the request's attributes
+// only, while its other spans always carry the listed response attributes:
+// Traceloop's OpenAI instrumentation on Responses API streams ("not yet
+// instrumented" upstream; its non-streamed Responses spans carry the
+// response id and the usage).
+var endsStreamsEarly = map[string][]string{
+	"@traceloop/instrumentation-openai": {"gen_ai.response.id", "gen_ai.usage.output_tokens", "gen_ai.usage.input_tokens"},
+}
+
+// EndsStreamsEarly reports whether the named scope's producer ends some
+// stream spans early, and the attributes of which one on a span says it
+// did not.
+func EndsStreamsEarly(scope string) (evidence []string, ok bool) {
+	evidence, ok = endsStreamsEarly[scope]
+	return evidence, ok
+}
 
 // Instrumentation levels: a framework's model call (LangChain's ChatOpenAI)
 // and the provider SDK's request it makes (the OpenAI client's) are two
@@ -248,7 +298,7 @@ func agentsAndOpenLIT() []*Preset {
 			Layer: LayerClient,
 			Match: Match{Any: []Cond{{Attribute: "gen_ai.server.time_to_first_token"}, {Attribute: "gen_ai.server.time_per_output_token"}}},
 			Map: with(clientMapping, func(m *Mapping) {
-				m.TTFT = withConventionTTFT(TimingAttr{Key: "gen_ai.server.time_to_first_token"})
+				m.TTFT = withConventionTTFT(TimingAttr{Key: "gen_ai.server.time_to_first_token", FirstEvent: true})
 				m.ITLMean = []TimingAttr{{Key: "gen_ai.server.time_per_output_token"}}
 			}),
 			Ev:                  chunkEvents,

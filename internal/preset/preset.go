@@ -79,6 +79,11 @@ type TimingAttr struct {
 	// it gives is early, and the TPOT from it late (the ttft=first_part
 	// qualifier says so on the span).
 	FirstPart bool
+	// FirstEvent: the producer times this from the response's headers to
+	// its first server-sent event of any kind (OpenLIT's stream wrappers,
+	// started once create() returns, stamp every chunk): a TTFT from the
+	// wrong events, qualified ttft=first_event.
+	FirstEvent bool
 }
 
 // Mapping says which span attributes feed each derived field. Where a field

@@ -84,6 +84,9 @@ type SLO struct {
 	// From, when not nil, reads per-request thresholds from span
 	// attributes (perrequest.go); nil costs nothing per span.
 	From *Sources
+	// QualifiedTTFTUnknown takes a qualified TTFT (derive.Result.
+	// TTFTQualified), and the TPOT from it, as unknown (qualified_ttft).
+	QualifiedTTFTUnknown bool
 }
 
 // New builds an SLO.
@@ -134,7 +137,7 @@ func (s *SLO) JudgeLimits(r *derive.Result, l *Limits, v *Verdict) {
 			unknown = true
 			continue
 		}
-		switch x := c.value(r); x.S {
+		switch x := s.value(i, r); x.S {
 		case derive.Known:
 			if x.V > lim.Seconds {
 				v.Violations = append(v.Violations, c.name)
@@ -148,7 +151,7 @@ func (s *SLO) JudgeLimits(r *derive.Result, l *Limits, v *Verdict) {
 	if unknown && !r.Failed {
 		for i := range constraints {
 			c := &constraints[i]
-			if lim := c.limit(l); lim.Set && (lim.Invalid || c.value(r).S == derive.Missing) {
+			if lim := c.limit(l); lim.Set && (lim.Invalid || s.value(i, r).S == derive.Missing) {
 				v.Violations = append(v.Violations, c.unknown)
 				v.Unknown |= 1 << i
 			}
@@ -156,6 +159,16 @@ func (s *SLO) JudgeLimits(r *derive.Result, l *Limits, v *Verdict) {
 	}
 	v.Decided = failed || !unknown
 	v.Met = !failed && !unknown
+}
+
+// value is the value constraint i judges on r: a qualified TTFT, and the
+// TPOT from it, are missing to an SLO that takes them as unknown.
+func (s *SLO) value(i int, r *derive.Result) derive.Value {
+	x := constraints[i].value(r)
+	if s.QualifiedTTFTUnknown && r.TTFTQualified && x.S == derive.Known && (constraints[i].name == TTFT || constraints[i].name == TPOT) {
+		return derive.Value{}
+	}
+	return x
 }
 
 // Names lists the constraint names in the order violations report them.

@@ -181,3 +181,41 @@ func TestLimitsAt(t *testing.T) {
 	assert.Equal(t, want, got)
 	assert.Equal(t, []Threshold{lim(1), lim(2), lim(3), lim(4), lim(5)}, got.Ordered())
 }
+
+// TestQualifiedTTFT: an SLO with qualified_ttft: unknown takes a qualified
+// TTFT, and the TPOT from it, as unknown; an unqualified one, and the other
+// constraints, are judged as ever.
+func TestQualifiedTTFT(t *testing.T) {
+	ttft, tpot, e2e := derive.Value{V: 0.05, S: derive.Known}, derive.Value{V: 0.02, S: derive.Known}, derive.Value{V: 1.0, S: derive.Known}
+	limits := Limits{TTFT: Threshold{Seconds: 0.5, Set: true}, TPOT: Threshold{Seconds: 0.03, Set: true}, E2E: Threshold{Seconds: 0.9, Set: true}}
+	tests := []struct {
+		name               string
+		unknown, qualified bool
+		decided, met       bool
+		violations         []string
+	}{
+		{"keep: judged as given", false, true, true, false, []string{E2E}},
+		{"unknown: qualified TTFT and TPOT unknown, the E2E miss still decides", true, true, true, false, []string{E2E, "ttft:unknown", "tpot:unknown"}},
+		{"unknown on an unqualified TTFT: judged", true, false, true, false, []string{E2E}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := New("x", limits, Selector{})
+			s.QualifiedTTFTUnknown = tt.unknown
+			r := derive.Result{TTFT: ttft, TPOT: tpot, E2E: e2e, TTFTQualified: tt.qualified}
+			var v Verdict
+			s.Judge(&r, &v)
+			assert.Equal(t, tt.decided, v.Decided)
+			assert.Equal(t, tt.met, v.Met)
+			assert.Equal(t, tt.violations, v.Violations)
+		})
+	}
+	// Without the E2E miss the qualified values leave it unknown.
+	s := New("x", Limits{TTFT: limits.TTFT, TPOT: limits.TPOT}, Selector{})
+	s.QualifiedTTFTUnknown = true
+	r := derive.Result{TTFT: ttft, TPOT: tpot, E2E: e2e, TTFTQualified: true}
+	var v Verdict
+	s.Judge(&r, &v)
+	assert.False(t, v.Decided)
+	assert.Equal(t, []string{"ttft:unknown", "tpot:unknown"}, v.Violations)
+}
