@@ -128,18 +128,21 @@ func (s *recordScanner) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// scanLines follows OTLP/JSON lines: a record ends at a newline. The
+// offset advances by the whole of p, whatever part of it follows the last
+// newline: p is one read of many (1 MiB from a file, 32 KiB from gzip).
 func (s *recordScanner) scanLines(p []byte) {
+	at := s.off
+	s.off += int64(len(p))
 	if i := bytes.LastIndexByte(p, '\n'); i >= 0 {
 		s.complete += bytes.Count(p, []byte{'\n'})
-		s.end = s.off + int64(i) + 1
+		s.end = at + int64(i) + 1
 		s.tail = s.tail[:0]
 		p = p[i+1:]
 	}
 	if len(s.tail) < 64 {
 		s.tail = append(s.tail, p[:min(len(p), 64-len(s.tail))]...)
 	}
-	s.off += int64(len(p))
-	s.off = max(s.off, s.end)
 }
 
 func (s *recordScanner) scanDelimited(p []byte) error {
