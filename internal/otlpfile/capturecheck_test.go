@@ -4,6 +4,8 @@
 package otlpfile
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/hex"
 	"math/rand/v2"
 	"os"
@@ -141,4 +143,67 @@ func TestRecordScannerChunks(t *testing.T) {
 			assert.NoError(t, sc.check(true))
 		}
 	}
+}
+
+// TestCaptureRestartsOverCutGzip: a .gz capture whose last member is cut
+// short anywhere (a kill at a page boundary, a power loss without
+// --fsync) restarts, cut back to its last complete member, as llmslo
+// report reads it; a file of one gzip stream cut after complete records
+// (not written by a capture) is refused, not cut. Before, a cut header or
+// a missing trailer refused the restart.
+func TestCaptureRestartsOverCutGzip(t *testing.T) {
+	for _, f := range captureFormats {
+		if !strings.HasSuffix(f.name, ".gz") {
+			continue
+		}
+		for _, c := range []struct {
+			name string
+			cut  func(member []byte) []byte
+		}{
+			{"header_cut", func(m []byte) []byte { return m[:5] }},
+			{"one_byte", func(m []byte) []byte { return m[:1] }},
+			{"data_cut", func(m []byte) []byte { return m[:len(m)/2] }},
+			{"no_trailer", func(m []byte) []byte { return m[:len(m)-8] }},
+			{"half_trailer", func(m []byte) []byte { return m[:len(m)-4] }},
+		} {
+			t.Run(f.name+"/"+c.name, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), f.name)
+				n, last := writeCapture(t, path, f.asJSON, 64<<10)
+				whole, err := os.ReadFile(path)
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(path, append(whole, c.cut(whole[last:])...), 0o600))
+				file, note, err := OpenCaptureFile(path, f.asJSON, false)
+				require.NoError(t, err)
+				assert.Equal(t, int64(len(whole)), file.Size())
+				assert.Contains(t, note, "cut off")
+				rec, _, err := encodeRecord(requestBytes(t, oneSpan(7)), false, f.asJSON)
+				require.NoError(t, err)
+				require.NoError(t, file.Append(rec))
+				require.NoError(t, file.Close())
+				assert.Equal(t, n*32+1, spansIn(t, path))
+			})
+		}
+		t.Run(f.name+"/one_stream", func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), f.name)
+			var plain []byte
+			for i := range 3 {
+				rec, _, err := encodeRecord(requestBytes(t, oneSpan(byte(i))), false, f.asJSON)
+				require.NoError(t, err)
+				plain = append(plain, rec...)
+			}
+			var zb bytes.Buffer
+			zw := gzip.NewWriter(&zb)
+			_, _ = zw.Write(plain)
+			require.NoError(t, zw.Close())
+			require.NoError(t, os.WriteFile(path, zb.Bytes()[:zb.Len()-4], 0o600))
+			_, _, err := OpenCaptureFile(path, f.asJSON, false)
+			require.ErrorContains(t, err, "gzip member at byte 0: unexpected EOF: not appending to it")
+		})
+	}
+}
+
+func requestBytes(t *testing.T, td ptrace.Traces) []byte {
+	b, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	require.NoError(t, err)
+	return b
 }
