@@ -207,3 +207,20 @@ func requestBytes(t *testing.T, td ptrace.Traces) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// TestCaptureFileLocked: a second capture on a file another one writes is
+// refused with a clear error, and takes the file once the first is
+// closed. Before, both appended, and on a full disk each cut the file to
+// its own end, leaving holes of zeros.
+func TestCaptureFileLocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "traces.pb")
+	first, _, err := OpenCaptureFile(path, false, false)
+	require.NoError(t, err)
+	_, _, err = OpenCaptureFile(path, false, false)
+	require.ErrorIs(t, err, ErrLocked)
+	assert.Equal(t, path+": "+ErrLocked.Error(), err.Error())
+	require.NoError(t, first.Close())
+	again, _, err := OpenCaptureFile(path, false, false)
+	require.NoError(t, err)
+	require.NoError(t, again.Close())
+}
