@@ -161,6 +161,9 @@ func (c *Capture) receive(r *http.Request, isJSON bool) *httpError {
 		return herr
 	}
 	rec, spans, err := encodeRecord(buf, isJSON, c.file.json)
+	if IsBudget(err) {
+		return &httpError{http.StatusRequestEntityTooLarge, err.Error()}
+	}
 	if err != nil {
 		return &httpError{http.StatusBadRequest, err.Error()}
 	}

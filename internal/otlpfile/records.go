@@ -69,7 +69,7 @@ func (d *docLimiter) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func readProtoWhole(r io.Reader, fn func(Piece) error) error {
+func (rd *Reader) readProtoWhole(r io.Reader, fn func(Piece) error) error {
 	buf, err := io.ReadAll(io.LimitReader(r, MaxRecordBytes+1))
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return &TruncatedError{What: "OTLP protobuf request", Record: 1, Err: err}
@@ -80,17 +80,26 @@ func readProtoWhole(r io.Reader, fn func(Piece) error) error {
 	if len(buf) > MaxRecordBytes {
 		return fmt.Errorf("protobuf message over %d bytes: write it length-prefixed (llmslo capture does)", MaxRecordBytes)
 	}
-	const where = "OTLP protobuf"
-	err = SplitTraces(buf, PieceBytes, func(piece []byte) error {
+	return rd.splitRecord(buf, "OTLP protobuf", fn)
+}
+
+// splitRecord hands fn the pieces of one encoded request. A request past
+// the budget of a piece, or malformed at a level SplitTraces walks, is
+// skipped (see Reader.Warn): its pieces before a malformed part were read.
+func (rd *Reader) splitRecord(msg []byte, where string, fn func(Piece) error) error {
+	err := SplitTraces(msg, PieceBytes, func(piece []byte) error {
 		return fn(Piece{msg: piece, where: where})
 	})
+	if IsBudget(err) || errors.Is(err, ErrMalformed) {
+		return rd.skip(where, err)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	return nil
 }
 
-func readProtoDelimited(r io.Reader, fn func(Piece) error) error {
+func (rd *Reader) readProtoDelimited(r io.Reader, fn func(Piece) error) error {
 	var size [4]byte
 	var buf []byte
 	for i := 1; ; i++ {
@@ -114,12 +123,8 @@ func readProtoDelimited(r io.Reader, fn func(Piece) error) error {
 		if k, err := io.ReadFull(r, buf); err != nil {
 			return cut(i, fmt.Sprintf("%d of %d bytes", k, n), err)
 		}
-		where := fmt.Sprintf("OTLP protobuf message %d", i)
-		err := SplitTraces(buf, PieceBytes, func(piece []byte) error {
-			return fn(Piece{msg: piece, where: where})
-		})
-		if err != nil {
-			return fmt.Errorf("%s: %w", where, err)
+		if err := rd.splitRecord(buf, fmt.Sprintf("OTLP protobuf message %d", i), fn); err != nil {
+			return err
 		}
 	}
 }
