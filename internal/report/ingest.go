@@ -29,7 +29,7 @@ type job struct {
 	// input order; nil: such a piece fails the run.
 	warn    func(string)
 	skipped string
-	done  chan struct{}
+	done    chan struct{}
 }
 
 // jobs recycles the jobs applied: the pieces' copies and rows are the
