@@ -91,6 +91,43 @@ type Capture struct {
 	inflight sync.WaitGroup
 	spans    atomic.Int64
 	reqs     atomic.Int64
+	refusals refusals
+}
+
+// refusalLogEvery spaces the lines a run of failed writes logs.
+const refusalLogEvery = time.Minute
+
+// refusals follows a run of failed writes (a full disk), so that it logs
+// one line when it starts, one a minute while it lasts, and one when
+// writing works again, not a line per refused request.
+type refusals struct {
+	mu            sync.Mutex
+	n             int // refused in this run
+	since, logged time.Time
+}
+
+func (r *refusals) failed(err error, warn func(string)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	r.n++
+	switch {
+	case r.n == 1:
+		r.since, r.logged = now, now
+		warn(fmt.Sprintf("write failed, answering 503 until it works again: %v", err))
+	case now.Sub(r.logged) >= refusalLogEvery:
+		r.logged = now
+		warn(fmt.Sprintf("writes still failing: %d requests answered 503 in %v: %v", r.n, now.Sub(r.since).Round(time.Second), err))
+	}
+}
+
+func (r *refusals) worked(warn func(string)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.n > 0 {
+		warn(fmt.Sprintf("writing again: %d requests were answered 503 in %v", r.n, time.Since(r.since).Round(time.Second)))
+		r.n = 0
+	}
 }
 
 // NewCapture listens on addr and appends to file.
@@ -218,9 +255,10 @@ func (c *Capture) receive(r *http.Request, raw io.Reader, isJSON bool) *httpErro
 		return &httpError{http.StatusBadRequest, err.Error()}
 	}
 	if err := c.file.Append(rec); err != nil {
-		c.warn(fmt.Sprintf("write failed, answering 503 until it works again: %v", err))
+		c.refusals.failed(err, c.warn)
 		return &httpError{http.StatusServiceUnavailable, "capture file: " + err.Error()}
 	}
+	c.refusals.worked(c.warn)
 	c.reqs.Add(1)
 	c.spans.Add(int64(spans))
 	return nil
