@@ -143,7 +143,7 @@ func TestReadSkipsBadRecords(t *testing.T) {
 	n := 0
 	require.NoError(t, rd.Read(bytes.NewReader(in), nil, func(td ptrace.Traces) error { n += td.SpanCount(); return nil }))
 	assert.Equal(t, 4, n)
-	require.Len(t, warned, 3)
+	require.Len(t, warned, 2)
 	assert.True(t, strings.HasPrefix(warned[0], "OTLP protobuf message 2: resource 1 scope 1 span 1 holds more than 262144 entries"), warned[0])
 	assert.True(t, strings.HasPrefix(warned[1], "OTLP protobuf message 4: malformed protobuf: "), warned[1])
 	assert.True(t, strings.HasSuffix(warned[1], ": skipped"), warned[1])
@@ -151,4 +151,36 @@ func TestReadSkipsBadRecords(t *testing.T) {
 
 	err := NewReader(ReadLimits{}).Read(bytes.NewReader(in), nil, func(ptrace.Traces) error { return nil })
 	require.ErrorContains(t, err, "OTLP protobuf message 2: resource 1 scope 1 span 1 holds more than")
+}
+
+// TestReadJSONSkipsBadDocuments: in OTLP/JSON lines, a torn line (a
+// writer stopped inside it, the next request written right after it) and
+// a document that is JSON but not OTLP are skipped with a warning naming
+// them, and every request after them is read. Before, the torn line
+// failed the whole report ("OTLP/JSON document 3: invalid character '{'
+// after object key:value pair").
+func TestReadJSONSkipsBadDocuments(t *testing.T) {
+	line := func(id byte) string {
+		b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(oneSpan(id))
+		require.NoError(t, err)
+		return string(b) + "\n"
+	}
+	in := line(1) + line(2) + `{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"a","attributes":[{"key":"k"` +
+		line(3) + `{"resourceSpans":5}` + "\n" + line(4) + "  \n" + line(5)
+	var warned []string
+	rd := NewReader(ReadLimits{})
+	rd.Warn = func(s string) { warned = append(warned, s) }
+	var ids []byte
+	require.NoError(t, rd.Read(strings.NewReader(in), nil, func(td ptrace.Traces) error {
+		ids = append(ids, td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).SpanID()[7])
+		return nil
+	}))
+	assert.Equal(t, []byte{1, 2, 3, 4, 5}, ids)
+	require.Len(t, warned, 2)
+	assert.Equal(t, `OTLP/JSON document 3: invalid character '{' after object key:value pair: skipped, reading on from the next line that starts a document`, warned[0])
+	assert.True(t, strings.HasPrefix(warned[1], "OTLP/JSON document 5: "), warned[1])
+	assert.True(t, strings.HasSuffix(warned[1], ": skipped"), warned[1])
+
+	err := NewReader(ReadLimits{}).Read(strings.NewReader(in), nil, func(ptrace.Traces) error { return nil })
+	require.EqualError(t, err, `OTLP/JSON document 3: invalid character '{' after object key:value pair`)
 }

@@ -153,7 +153,7 @@ func (rd *Reader) read(r io.Reader, depth int, fn func(Piece) error) error {
 	case len(peek) >= 2 && peek[0] == 0x1f && peek[1] == 0x8b:
 		return rd.readGzip(br, depth, fn)
 	case looksJSON(peek):
-		return readJSON(br, fn)
+		return rd.readJSON(br, fn)
 	case looksDelimited(peek):
 		return rd.readProtoDelimited(br, fn)
 	case looksProto(peek):
