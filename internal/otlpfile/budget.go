@@ -111,7 +111,8 @@ func checkResource(rs []byte, ri int) error {
 	if err := c.count(rs, resourceSpansHead, fieldScopeSpans, 0); err != nil {
 		return err
 	}
-	head, headLen := c.n, headBytes(rs, fieldScopeSpans)
+	head, headLen := c.n, 0
+	headLen, _ = headBytes(rs, fieldScopeSpans)
 	si := 0
 	return eachField(rs, func(num, typ int, _, ss []byte) error {
 		if num != fieldScopeSpans || typ != wireBytes {
@@ -132,7 +133,11 @@ func checkScope(ss []byte, head, headLen int, where string) error {
 	if err := c.count(ss, scopeSpansHead, fieldSpans, 0); err != nil {
 		return err
 	}
-	head, headLen = c.n, headLen+headBytes(ss, fieldSpans)
+	own, largest := headBytes(ss, fieldSpans)
+	head, headLen = c.n, headLen+own
+	if headLen+largest <= PieceBytes {
+		return nil // no span makes a piece past PieceBytes
+	}
 	k := 0
 	return eachField(ss, func(num, typ int, _, span []byte) error {
 		if num != fieldSpans || typ != wireBytes {
@@ -148,16 +153,18 @@ func checkScope(ss []byte, head, headLen int, where string) error {
 }
 
 // headBytes is the size of m's fields but those of the repeated field
-// child: what every piece of m repeats.
-func headBytes(m []byte, child int) int {
-	n := len(m)
+// child, what every piece of m repeats, and the size of its largest
+// child.
+func headBytes(m []byte, child int) (head, largest int) {
+	head = len(m)
 	_ = eachField(m, func(num, typ int, field, _ []byte) error {
 		if num == child && typ == wireBytes {
-			n -= len(field)
+			head -= len(field)
+			largest = max(largest, len(field))
 		}
 		return nil
 	})
-	return n
+	return head, largest
 }
 
 // IsBudget reports whether err is a request refused for its budget.

@@ -143,7 +143,7 @@ func TestReadSkipsBadRecords(t *testing.T) {
 	n := 0
 	require.NoError(t, rd.Read(bytes.NewReader(in), nil, func(td ptrace.Traces) error { n += td.SpanCount(); return nil }))
 	assert.Equal(t, 4, n)
-	require.Len(t, warned, 2)
+	require.Len(t, warned, 3)
 	assert.True(t, strings.HasPrefix(warned[0], "OTLP protobuf message 2: resource 1 scope 1 span 1 holds more than 262144 entries"), warned[0])
 	assert.True(t, strings.HasPrefix(warned[1], "OTLP protobuf message 4: malformed protobuf: "), warned[1])
 	assert.True(t, strings.HasSuffix(warned[1], ": skipped"), warned[1])
