@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -87,6 +88,32 @@ func TestBudgetBombs(t *testing.T) {
 			ok, err := c.post(killRequest(1, 0, 3))
 			require.NoError(t, err)
 			assert.True(t, ok, "a normal request after it")
+		})
+		t.Run("capture_four_at_once/"+b.name, func(t *testing.T) {
+			// --max-concurrent's 4 at once, each answered 413 for its
+			// budget: none 408, whose pace leaves out the time capture
+			// itself spends decompressing.
+			c := startKilledCapture(t, filepath.Join(t.TempDir(), "traces.pb"))
+			codes := make([]int, 4)
+			var wg sync.WaitGroup
+			for i := range codes {
+				wg.Go(func() {
+					req, err := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(body)) //nolint:noctx // a test's client
+					if err != nil {
+						return
+					}
+					req.Header.Set("Content-Type", "application/x-protobuf")
+					req.Header.Set("Content-Encoding", "gzip")
+					if resp, err := http.DefaultClient.Do(req); err == nil {
+						_ = resp.Body.Close()
+						codes[i] = resp.StatusCode
+					}
+				})
+			}
+			wg.Wait()
+			rss := peakRSSMiB(t, c.cmd.Process.Pid)
+			t.Logf("four at once: %v, peak RSS %.0f MiB", codes, rss)
+			assert.Equal(t, []int{413, 413, 413, 413}, codes)
 		})
 		t.Run("report/"+b.name, func(t *testing.T) {
 			var plain []byte

@@ -31,8 +31,8 @@ acknowledged; a failed write (a full disk) is answered 503, which the exporter r
 no partial record. An existing FILE is appended to, never truncated, and locked while capture runs
 (a second capture on it is refused). A request whose one span, resource or scope holds more than
 262,144 entries (attributes, events, links, values) is answered 413. A request takes one of
---max-concurrent slots only once 32 KiB of its body (or all of it) arrived, and must then keep up
-32 KiB/s, or get 408. Runs until interrupted (SIGINT/SIGTERM) or for --duration. In the collector:
+--max-concurrent slots only once 32 KiB of its body (or all of it) arrived; then the time spent
+waiting for the rest may not pass 2 s plus 1 s per 32 KiB received, or it gets 408. Runs until interrupted (SIGINT/SIGTERM) or for --duration. In the collector:
 
   exporters:
     otlp_http/capture:

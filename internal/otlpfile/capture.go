@@ -210,30 +210,34 @@ func (c *Capture) handle(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
-// paced is the rest of a body, read holding a slot: each read must come
-// by slotGrace plus the time the bytes so far take at minBodyRate, and
-// within the read timeout from start.
+// paced is the rest of a body, read holding a slot: the time spent
+// waiting for it (not decompressing or decoding it) must stay within
+// slotGrace plus the time its bytes so far take at minBodyRate, and the
+// whole within the read timeout from start.
 func (c *Capture) paced(w http.ResponseWriter, body io.Reader, start time.Time) io.Reader {
-	return &pacedBody{r: body, rc: http.NewResponseController(w), start: time.Now(), end: start.Add(c.opts.ReadTimeout)}
+	return &pacedBody{r: body, rc: http.NewResponseController(w), end: start.Add(c.opts.ReadTimeout)}
 }
 
 // errTooSlow is a body arriving below minBodyRate while holding a slot.
 var errTooSlow = fmt.Errorf("request body arriving at less than %d bytes a second: send it faster, or in smaller requests", minBodyRate)
 
 type pacedBody struct {
-	r          io.Reader
-	rc         *http.ResponseController
-	start, end time.Time
-	got        int64
+	r      io.Reader
+	rc     *http.ResponseController
+	end    time.Time
+	got    int64
+	waited time.Duration // blocked in Read
 }
 
 func (p *pacedBody) Read(b []byte) (int, error) {
-	due := p.start.Add(slotGrace + time.Duration(p.got)*time.Second/minBodyRate)
+	now := time.Now()
+	due := now.Add(slotGrace + time.Duration(p.got)*time.Second/minBodyRate - p.waited)
 	if due.After(p.end) {
 		due = p.end
 	}
 	_ = p.rc.SetReadDeadline(due) // an error: the server's own deadline stays
 	n, err := p.r.Read(b)
+	p.waited += time.Since(now)
 	p.got += int64(n)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return n, errTooSlow
