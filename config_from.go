@@ -116,10 +116,12 @@ func validateFromMax(at, name string, limit, configured *time.Duration) []error 
 // cannot be a threshold.
 func numericUnit(name string) (preset.Unit, error) {
 	u, err := preset.ParseUnit(name)
-	if err == nil && (u == preset.Duration || u == preset.Timestamp) {
-		err = fmt.Errorf("%q: allowed values are \"s\", \"ms\", \"us\", \"ns\"", name)
+	if err != nil || u == preset.Duration || u == preset.Timestamp {
+		// preset's own message would list "duration" and "timestamp",
+		// which a threshold refuses: list only what is accepted here.
+		return 0, fmt.Errorf("unknown unit %q: allowed values are \"s\", \"ms\", \"us\", \"ns\"", name)
 	}
-	return u, err
+	return u, nil
 }
 
 // compileFrom gives the compiled SLO its per-request sources, if any; an

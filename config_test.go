@@ -94,8 +94,9 @@ func TestLoadConfig(t *testing.T) {
 		{name: "no_thresholds", errs: []string{"slos[0]: set at least one of ttft, tpot, itl, e2e, queue_time"}},
 		{name: "bad_from", errs: []string{
 			`slos[0].ttft_from.key: must not be empty`,
-			`slos[0].ttft_from.unit: unknown unit "minutes": allowed values are "s", "ms", "us", "ns", "duration", "timestamp"`,
-			`slos[0].e2e_from.unit: "duration": allowed values are "s", "ms", "us", "ns"`,
+			`slos[0].ttft_from.unit: unknown unit "minutes": allowed values are "s", "ms", "us", "ns"`,
+			`slos[0].tpot_from.unit: unknown unit "h": allowed values are "s", "ms", "us", "ns"`,
+			`slos[0].e2e_from.unit: unknown unit "duration": allowed values are "s", "ms", "us", "ns"`,
 		}},
 		{name: "from_unbounded", errs: []string{"slos[0].ttft_from.max: set it, or ttft, to the loosest threshold a request may ask for: without either, a sender chooses its own SLO"}},
 		{name: "from_bad_max", errs: []string{

@@ -28,8 +28,11 @@ appends each request to FILE as length-prefixed protobuf (the collector's file e
 or as OTLP/JSON lines with --json; FILE ending in .gz holds one gzip member per request. A request
 is answered 200 only once it is in FILE as a complete record, so a killed capture loses nothing it
 acknowledged; a failed write (a full disk) is answered 503, which the exporter retries, and leaves
-no partial record. An existing FILE is appended to, never truncated. Runs until interrupted
-(SIGINT/SIGTERM) or for --duration. In the collector:
+no partial record. An existing FILE is appended to, never truncated, and locked while capture runs
+(a second capture on it is refused). A request whose one span, resource or scope holds more than
+262,144 entries (attributes, events, links, values) is answered 413. A request takes one of
+--max-concurrent slots only once 32 KiB of its body (or all of it) arrived; then the time spent
+waiting for the rest may not pass 2 s plus 1 s per 32 KiB received, or it gets 408. Runs until interrupted (SIGINT/SIGTERM) or for --duration. In the collector:
 
   exporters:
     otlp_http/capture:
@@ -45,7 +48,7 @@ no partial record. An existing FILE is appended to, never truncated. Runs until 
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (default: until interrupted)")
 	fl.BoolVar(&f.fsync, "fsync", false, "sync the file to disk before acknowledging each request (survives a power loss, not only a kill)")
 	fl.Int64Var(&f.opts.MaxRequestBytes, "max-request-bytes", otlpfile.DefaultMaxRequestBytes, "largest request, decoded; larger ones are answered 413")
-	fl.IntVar(&f.opts.MaxConcurrent, "max-concurrent", otlpfile.DefaultMaxConcurrent, "requests read and decoded at once; others wait, then get 503")
+	fl.IntVar(&f.opts.MaxConcurrent, "max-concurrent", otlpfile.DefaultMaxConcurrent, "requests decoded and written at once (a request takes a slot once 32 KiB of its body arrived); others wait up to 5 s, then get 503")
 	fl.DurationVar(&f.opts.ReadTimeout, "read-timeout", otlpfile.DefaultReadTimeout, "longest time to read one request")
 	return cmd
 }

@@ -6,13 +6,17 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	llmsloprocessor "github.com/llmslo/llmslo"
+	"github.com/llmslo/llmslo/internal/otlpfile"
 )
 
 func TestReportCommand(t *testing.T) {
@@ -84,3 +88,38 @@ func TestParseSLO(t *testing.T) {
 }
 
 func ptrDur(d time.Duration) *time.Duration { return &d }
+
+// TestReportSkipsCorruptRecord: a record that does not decode in the
+// middle of a length-prefixed input is skipped with a warning naming it,
+// and the report counts the requests around it, with one worker or
+// several. Before, it failed the whole report.
+func TestReportSkipsCorruptRecord(t *testing.T) {
+	var in []byte
+	for _, v := range []string{"v1", "", "v3"} {
+		msg := []byte{0x0a, 0x06, 0x12, 0x04, 0x12, 0x02, 0x4a, 0x05} // a span whose attribute runs past its end
+		if v != "" {
+			var err error
+			require.NoError(t, otlpfile.ReadFile("../../internal/report/testdata/vectors/"+v+".json", nil, func(td ptrace.Traces) error {
+				msg, err = (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+				return err
+			}))
+		}
+		in = otlpfile.AppendDelimited(in, msg)
+	}
+	path := filepath.Join(t.TempDir(), "traces.pb")
+	require.NoError(t, os.WriteFile(path, in, 0o600))
+	for _, workers := range []string{"1", "2"} {
+		cmd := newReportCommand()
+		var out, stderr bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetErr(&stderr)
+		cmd.SetArgs([]string{"--quiet", "--workers", workers, "--format", "json", path})
+		require.NoError(t, cmd.Execute(), stderr.String())
+		var r struct {
+			Requests int64 `json:"requests"`
+		}
+		require.NoError(t, json.Unmarshal(out.Bytes(), &r))
+		assert.Equal(t, int64(2), r.Requests, "workers %s", workers)
+		assert.Equal(t, "llmslo report: warning: "+path+": OTLP protobuf message 2: malformed protobuf: unexpected EOF: skipped\n", stderr.String(), "workers %s", workers)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,6 +31,17 @@ const (
 	// answered 503 (retryable), so a crowd of slow senders delays a
 	// normal one by at most this long.
 	slotWait = 5 * time.Second
+	// A request takes a slot only once its body has sent slotPrefetch
+	// bytes, or all of it: a sender trickling a few bytes holds none,
+	// and a body that small is read before the slot at a cost of at most
+	// this much per connection.
+	slotPrefetch = 32 << 10
+	// Holding a slot, the rest of the body must arrive at minBodyRate
+	// bytes a second after slotGrace, or the request is answered 408 and
+	// the slot freed: a slot costs a sender bandwidth, not just a
+	// connection.
+	minBodyRate = 32 << 10
+	slotGrace   = 2 * time.Second
 )
 
 // CaptureOptions configure a Capture. Zero fields take the defaults.
@@ -79,6 +91,43 @@ type Capture struct {
 	inflight sync.WaitGroup
 	spans    atomic.Int64
 	reqs     atomic.Int64
+	refusals refusals
+}
+
+// refusalLogEvery spaces the lines a run of failed writes logs.
+const refusalLogEvery = time.Minute
+
+// refusals follows a run of failed writes (a full disk), so that it logs
+// one line when it starts, one a minute while it lasts, and one when
+// writing works again, not a line per refused request.
+type refusals struct {
+	mu            sync.Mutex
+	n             int // refused in this run
+	since, logged time.Time
+}
+
+func (r *refusals) failed(err error, warn func(string)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	r.n++
+	switch {
+	case r.n == 1:
+		r.since, r.logged = now, now
+		warn(fmt.Sprintf("write failed, answering 503 until it works again: %v", err))
+	case now.Sub(r.logged) >= refusalLogEvery:
+		r.logged = now
+		warn(fmt.Sprintf("writes still failing: %d requests answered 503 in %v: %v", r.n, now.Sub(r.since).Round(time.Second), err))
+	}
+}
+
+func (r *refusals) worked(warn func(string)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.n > 0 {
+		warn(fmt.Sprintf("writing again: %d requests were answered 503 in %v", r.n, time.Since(r.since).Round(time.Second)))
+		r.n = 0
+	}
 }
 
 // NewCapture listens on addr and appends to file.
@@ -122,6 +171,12 @@ func (c *Capture) handle(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "POST only", http.StatusMethodNotAllowed)
 		return
 	}
+	start := time.Now()
+	head, err := io.ReadAll(io.LimitReader(r.Body, slotPrefetch))
+	if err != nil {
+		http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
 	timer := time.NewTimer(slotWait)
 	defer timer.Stop()
 	select {
@@ -135,7 +190,8 @@ func (c *Capture) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	isJSON := strings.HasPrefix(r.Header.Get("Content-Type"), "application/json")
-	if herr := c.receive(r, isJSON); herr != nil {
+	body := io.MultiReader(bytes.NewReader(head), c.paced(w, r.Body, start))
+	if herr := c.receive(r, body, isJSON); herr != nil {
 		if herr.code == http.StatusServiceUnavailable {
 			w.Header().Set("Retry-After", "1")
 		}
@@ -154,29 +210,68 @@ func (c *Capture) handle(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
+// paced is the rest of a body, read holding a slot: the time spent
+// waiting for it (not decompressing or decoding it) must stay within
+// slotGrace plus the time its bytes so far take at minBodyRate, and the
+// whole within the read timeout from start.
+func (c *Capture) paced(w http.ResponseWriter, body io.Reader, start time.Time) io.Reader {
+	return &pacedBody{r: body, rc: http.NewResponseController(w), end: start.Add(c.opts.ReadTimeout)}
+}
+
+// errTooSlow is a body arriving below minBodyRate while holding a slot.
+var errTooSlow = fmt.Errorf("request body arriving at less than %d bytes a second: send it faster, or in smaller requests", minBodyRate)
+
+type pacedBody struct {
+	r      io.Reader
+	rc     *http.ResponseController
+	end    time.Time
+	got    int64
+	waited time.Duration // blocked in Read
+}
+
+func (p *pacedBody) Read(b []byte) (int, error) {
+	now := time.Now()
+	due := now.Add(slotGrace + time.Duration(p.got)*time.Second/minBodyRate - p.waited)
+	if due.After(p.end) {
+		due = p.end
+	}
+	_ = p.rc.SetReadDeadline(due) // an error: the server's own deadline stays
+	n, err := p.r.Read(b)
+	p.waited += time.Since(now)
+	p.got += int64(n)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return n, errTooSlow
+	}
+	return n, err
+}
+
 // receive reads, checks and writes one request.
-func (c *Capture) receive(r *http.Request, isJSON bool) *httpError {
-	buf, herr := c.body(r)
+func (c *Capture) receive(r *http.Request, raw io.Reader, isJSON bool) *httpError {
+	buf, herr := c.body(r, raw)
 	if herr != nil {
 		return herr
 	}
 	rec, spans, err := encodeRecord(buf, isJSON, c.file.json)
+	if IsBudget(err) {
+		return &httpError{http.StatusRequestEntityTooLarge, err.Error()}
+	}
 	if err != nil {
 		return &httpError{http.StatusBadRequest, err.Error()}
 	}
 	if err := c.file.Append(rec); err != nil {
-		c.warn(fmt.Sprintf("write failed, answering 503 until it works again: %v", err))
+		c.refusals.failed(err, c.warn)
 		return &httpError{http.StatusServiceUnavailable, "capture file: " + err.Error()}
 	}
+	c.refusals.worked(c.warn)
 	c.reqs.Add(1)
 	c.spans.Add(int64(spans))
 	return nil
 }
 
-// body reads the request body, decompressed, within MaxRequestBytes.
-func (c *Capture) body(r *http.Request) ([]byte, *httpError) {
+// body reads the request body raw, decompressed, within MaxRequestBytes.
+func (c *Capture) body(r *http.Request, raw io.Reader) ([]byte, *httpError) {
 	limit := c.opts.MaxRequestBytes
-	var body io.Reader = http.MaxBytesReader(nil, r.Body, limit+1)
+	var body io.Reader = http.MaxBytesReader(nil, io.NopCloser(raw), limit+1)
 	switch enc := r.Header.Get("Content-Encoding"); enc {
 	case "", "identity":
 	case "gzip":
@@ -193,6 +288,9 @@ func (c *Capture) body(r *http.Request) ([]byte, *httpError) {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) || err == nil && int64(len(buf)) > limit {
 		return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Sprintf("request over %d bytes (decoded): send smaller batches or raise --max-request-bytes", limit)}
+	}
+	if errors.Is(err, errTooSlow) {
+		return nil, &httpError{http.StatusRequestTimeout, err.Error()}
 	}
 	if err != nil {
 		return nil, &httpError{http.StatusBadRequest, "reading the request: " + err.Error()}

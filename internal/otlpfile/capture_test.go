@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -127,18 +128,32 @@ func (*failingFile) Close() error             { return nil }
 // TestCaptureDiskFull: a write that fails is answered 503 (the exporter
 // retries it), leaves no partial record, and the capture recovers when
 // space returns.
+//
+// A run of refused writes logs one line when it starts and one when it
+// ends, not one per request (before: a warning per refused request).
 func TestCaptureDiskFull(t *testing.T) {
 	for _, gz := range []bool{false, true} {
 		ff := &failingFile{}
-		c, err := NewCapture("127.0.0.1:0", NewCaptureFile(ff, 0, gz, false, false), CaptureOptions{})
+		var mu sync.Mutex
+		var warned []string
+		c, err := NewCapture("127.0.0.1:0", NewCaptureFile(ff, 0, gz, false, false), CaptureOptions{
+			Warn: func(s string) { mu.Lock(); warned = append(warned, s); mu.Unlock() },
+		})
 		require.NoError(t, err)
 		post(t, c.Addr(), oneSpan(1))
 		good := ff.Len()
 		ff.full = true
-		assert.Equal(t, http.StatusServiceUnavailable, postStatus(t, c.Addr(), oneSpan(3)))
+		for range 20 {
+			assert.Equal(t, http.StatusServiceUnavailable, postStatus(t, c.Addr(), oneSpan(3)))
+		}
 		assert.Equal(t, good, ff.Len(), "no partial record")
 		ff.full = false
 		post(t, c.Addr(), oneSpan(3))
+		mu.Lock()
+		require.Len(t, warned, 2)
+		assert.Equal(t, "write failed, answering 503 until it works again: no space left on device", warned[0])
+		assert.Regexp(t, `^writing again: 20 requests were answered 503 in \d+s$`, warned[1])
+		mu.Unlock()
 		require.NoError(t, c.Close(context.Background()))
 		n := 0
 		require.NoError(t, Read(bytes.NewReader(ff.Bytes()), nil, func(td ptrace.Traces) error { n += td.SpanCount(); return nil }))

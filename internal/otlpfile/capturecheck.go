@@ -50,11 +50,18 @@ func checkExisting(path string, gz, asJSON bool) (int64, string, error) {
 }
 
 // gzipEnd walks the gzip members of f: the complete ones must end at a
-// record boundary; a last member cut short is dropped if it held no
-// complete record (a capture writes one request per member).
+// record boundary. A last member cut short, in its header, its data or
+// its trailer, is dropped, as a kill inside a write leaves it: a capture
+// writes one request per member and acknowledges it once the member is
+// whole. Only a first member cut after complete records is refused: that
+// is a file written as one gzip stream, not by a capture, and cutting it
+// would lose all of it.
 func gzipEnd(f io.Reader, asJSON bool) (int64, error) {
 	cr := &byteCounter{r: bufio.NewReaderSize(f, 1<<20)}
 	zr, err := gzip.NewReader(cr)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return 0, nil // the first member's header, cut short
+	}
 	if err != nil {
 		return 0, fmt.Errorf("not gzip (%w): give --out a name without .gz, or another file", err)
 	}
@@ -64,7 +71,7 @@ func gzipEnd(f io.Reader, asJSON bool) (int64, error) {
 		zr.Multistream(false)
 		before := sc.complete
 		_, err := io.Copy(sc, zr)
-		if errors.Is(err, io.ErrUnexpectedEOF) && sc.complete == before {
+		if errors.Is(err, io.ErrUnexpectedEOF) && (end > 0 || sc.complete == before) {
 			return end, sc.check(false)
 		}
 		if err != nil {
@@ -74,8 +81,8 @@ func gzipEnd(f io.Reader, asJSON bool) (int64, error) {
 			return 0, err
 		}
 		end = cr.n
-		if err := zr.Reset(cr); errors.Is(err, io.EOF) {
-			return end, nil
+		if err := zr.Reset(cr); errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return end, nil // no further member, or one whose header is cut short
 		} else if err != nil {
 			return 0, fmt.Errorf("gzip member at byte %d: %w: not appending to it", end, err)
 		}
@@ -128,18 +135,21 @@ func (s *recordScanner) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// scanLines follows OTLP/JSON lines: a record ends at a newline. The
+// offset advances by the whole of p, whatever part of it follows the last
+// newline: p is one read of many (1 MiB from a file, 32 KiB from gzip).
 func (s *recordScanner) scanLines(p []byte) {
+	at := s.off
+	s.off += int64(len(p))
 	if i := bytes.LastIndexByte(p, '\n'); i >= 0 {
 		s.complete += bytes.Count(p, []byte{'\n'})
-		s.end = s.off + int64(i) + 1
+		s.end = at + int64(i) + 1
 		s.tail = s.tail[:0]
 		p = p[i+1:]
 	}
 	if len(s.tail) < 64 {
 		s.tail = append(s.tail, p[:min(len(p), 64-len(s.tail))]...)
 	}
-	s.off += int64(len(p))
-	s.off = max(s.off, s.end)
 }
 
 func (s *recordScanner) scanDelimited(p []byte) error {

@@ -6,12 +6,17 @@ package otlpfile
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"sync"
 )
+
+// ErrLocked is a capture file another process (another llmslo capture)
+// has open for writing.
+var ErrLocked = errors.New("another process is writing to this file (another llmslo capture?): two captures on one file would each cut it to their own end; stop the other or give --out another file")
 
 // RecordFile is what a CaptureFile writes to: an *os.File opened for
 // appending, or a test double.
@@ -109,15 +114,23 @@ func (c *CaptureFile) Close() error {
 // lines with asJSON): a last record cut short, which a killed capture
 // leaves and which was never acknowledged, is cut off and said so in the
 // note; anything else that is not a complete record is refused.
+//
+// The file is locked (flock, exclusive) until Close: a second capture on
+// it is refused with ErrLocked rather than each cutting it to its own end.
 func OpenCaptureFile(path string, asJSON, fsync bool) (*CaptureFile, string, error) {
 	gz := strings.HasSuffix(path, ".gz")
-	size, note, err := checkExisting(path, gz, asJSON)
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", path, err)
-	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, "", err
+	}
+	if err := lockFile(f); err != nil {
+		_ = f.Close()
+		return nil, "", fmt.Errorf("%s: %w", path, err)
+	}
+	size, note, err := checkExisting(path, gz, asJSON)
+	if err != nil {
+		_ = f.Close()
+		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}
 	if fi, err := f.Stat(); err == nil && fi.Size() != size {
 		if err := f.Truncate(size); err != nil {

@@ -26,7 +26,11 @@ func (p Piece) Decode() (ptrace.Traces, error) {
 		return p.td, nil
 	}
 	var um ptrace.ProtoUnmarshaler
-	return um.UnmarshalTraces(p.msg)
+	td, err := um.UnmarshalTraces(p.msg)
+	if err != nil {
+		return td, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	return td, nil
 }
 
 // KeepIn returns the piece with its own copy of the encoded bytes, made
@@ -53,12 +57,15 @@ func (p Piece) Wrap(err error) error {
 }
 
 // decoding is fn behind a decoder of each piece, as Read and ReadFile call
-// it.
-func decoding(fn func(ptrace.Traces) error) func(Piece) error {
+// it: a piece that does not decode is skipped (see Reader.Warn).
+func (rd *Reader) decoding(fn func(ptrace.Traces) error) func(Piece) error {
 	return func(p Piece) error {
 		td, err := p.Decode()
+		if err != nil && rd.Warn != nil {
+			return rd.skip(p.where, err)
+		}
 		if err != nil {
-			return err
+			return err // named by the record's reader
 		}
 		return fn(td)
 	}

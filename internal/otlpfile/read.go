@@ -79,6 +79,23 @@ func (e *TruncatedError) Unwrap() error { return e.Err }
 type Reader struct {
 	lim     ReadLimits
 	decoded int64
+	// Warn, if not nil, gets each record skipped, named, and the reading
+	// goes on: a record that is malformed (ErrMalformed) or past the
+	// budget of a piece (*BudgetError). Without it, such a record stops
+	// the reading with its error.
+	Warn func(string)
+}
+
+// skip is the error of a record or piece skipped: nil once warned.
+func (rd *Reader) skip(where string, err error) error {
+	if where != "" {
+		err = fmt.Errorf("%s: %w", where, err)
+	}
+	if rd.Warn == nil {
+		return err
+	}
+	rd.Warn(fmt.Sprintf("%v: skipped", err))
+	return nil
 }
 
 // NewReader returns a Reader with lim (zero fields: the defaults).
@@ -110,7 +127,7 @@ func Read(r io.Reader, counted *atomic.Int64, fn func(ptrace.Traces) error) erro
 // went to fn. counted, if not nil, is advanced by the bytes read from r
 // (before decompression), for progress reports.
 func (rd *Reader) Read(r io.Reader, counted *atomic.Int64, fn func(ptrace.Traces) error) error {
-	return rd.ReadPieces(r, counted, decoding(fn))
+	return rd.ReadPieces(r, counted, rd.decoding(fn))
 }
 
 // ReadPieces is Read handing fn each piece undecoded where the format
@@ -136,11 +153,11 @@ func (rd *Reader) read(r io.Reader, depth int, fn func(Piece) error) error {
 	case len(peek) >= 2 && peek[0] == 0x1f && peek[1] == 0x8b:
 		return rd.readGzip(br, depth, fn)
 	case looksJSON(peek):
-		return readJSON(br, fn)
+		return rd.readJSON(br, fn)
 	case looksDelimited(peek):
-		return readProtoDelimited(br, fn)
+		return rd.readProtoDelimited(br, fn)
 	case looksProto(peek):
-		return readProtoWhole(br, fn)
+		return rd.readProtoWhole(br, fn)
 	case len(bytes.TrimSpace(peek)) == 0 && len(peek) < 4096:
 		return nil // only whitespace
 	}
@@ -231,7 +248,7 @@ func ReadFile(path string, counted *atomic.Int64, fn func(ptrace.Traces) error) 
 
 // ReadFile is Read on a named file, "-" meaning standard input.
 func (rd *Reader) ReadFile(path string, counted *atomic.Int64, fn func(ptrace.Traces) error) error {
-	return rd.ReadFilePieces(path, counted, decoding(fn))
+	return rd.ReadFilePieces(path, counted, rd.decoding(fn))
 }
 
 // ReadFilePieces is ReadPieces on a named file, "-" meaning standard input.

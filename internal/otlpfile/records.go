@@ -4,6 +4,7 @@
 package otlpfile
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
@@ -20,34 +21,85 @@ import (
 // ({} on 2 bytes), so this keeps one document under about 1 GB.
 const MaxJSONObjects = 4 << 20
 
-func readJSON(r io.Reader, fn func(Piece) error) error {
+func (rd *Reader) readJSON(r io.Reader, fn func(Piece) error) error {
+	for i := 1; r != nil; {
+		var err error
+		if r, err = rd.readJSONDocs(r, &i, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readJSONDocs reads documents from r, counting them in *i, until the end
+// (nil) or a document that is not JSON: then, once warned, it returns the
+// input from the next document on (see resync).
+func (rd *Reader) readJSONDocs(r io.Reader, i *int, fn func(Piece) error) (io.Reader, error) {
 	lr := &docLimiter{r: r}
 	dec := json.NewDecoder(lr)
 	var um ptrace.JSONUnmarshaler
-	for i := 1; ; i++ {
+	for ; ; *i++ {
 		lr.left = dec.InputOffset() + MaxRecordBytes - lr.read
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			if err == io.EOF {
-				return nil
+				return nil, nil
 			}
 			if errors.Is(err, io.ErrUnexpectedEOF) {
-				return &TruncatedError{What: "OTLP/JSON document", Record: i, Err: err}
+				return nil, &TruncatedError{What: "OTLP/JSON document", Record: *i, Err: err}
 			}
-			return fmt.Errorf("OTLP/JSON document %d: %w", i, err)
+			var syntax *json.SyntaxError
+			if !errors.As(err, &syntax) || rd.Warn == nil {
+				return nil, fmt.Errorf("OTLP/JSON document %d: %w", *i, err)
+			}
+			rd.Warn(fmt.Sprintf("OTLP/JSON document %d: %v: skipped, reading on from the next line that starts a document", *i, err))
+			*i++
+			return resync(io.MultiReader(dec.Buffered(), lr.r)), nil
 		}
+		where := fmt.Sprintf("OTLP/JSON document %d", *i)
 		if n := bytes.Count(raw, []byte("{")); n > MaxJSONObjects {
-			return fmt.Errorf("OTLP/JSON document %d: %d objects, over %d (decoded whole, it would take about %d MB): write it as protobuf or in smaller documents", i, n, MaxJSONObjects, n*260>>20)
+			return nil, fmt.Errorf("%s: %d objects, over %d (decoded whole, it would take about %d MB): write it as protobuf or in smaller documents", where, n, MaxJSONObjects, n*260>>20)
 		}
 		td, err := um.UnmarshalTraces(raw)
 		if err != nil {
-			return fmt.Errorf("OTLP/JSON document %d: %w", i, err)
+			if err := rd.skip(where, err); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if err := fn(Piece{td: td}); err != nil {
-			return err
+			return nil, err
 		}
 	}
 }
+
+// resync skips a document that is not JSON, as a line torn by a writer
+// stopped inside it leaves one, from where it starts (r): to the next '{'
+// that starts a line or a request (`{"resourceSpans"`, which no string
+// holds unescaped), so the request written after the torn one is read.
+func resync(r io.Reader) io.Reader {
+	br := bufio.NewReaderSize(r, 64<<10)
+	b, err := br.ReadByte()
+	for err == nil && (b == ' ' || b == '\t' || b == '\r' || b == '\n') {
+		b, err = br.ReadByte() // to the torn document's first byte
+	}
+	prev := b
+	for err == nil {
+		if b, err = br.ReadByte(); err != nil || b != '{' {
+			prev = b
+			continue
+		}
+		_ = br.UnreadByte()
+		if p, _ := br.Peek(len(requestStart)); prev == '\n' || bytes.Equal(p, requestStart) {
+			break
+		}
+		prev, _ = br.ReadByte()
+	}
+	return br
+}
+
+// requestStart is how an OTLP/JSON request starts as pdata writes it.
+var requestStart = []byte(`{"resourceSpans"`)
 
 // docLimiter stops a JSON document past MaxRecordBytes while it is read,
 // before the decoder holds more of it.
@@ -69,7 +121,7 @@ func (d *docLimiter) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func readProtoWhole(r io.Reader, fn func(Piece) error) error {
+func (rd *Reader) readProtoWhole(r io.Reader, fn func(Piece) error) error {
 	buf, err := io.ReadAll(io.LimitReader(r, MaxRecordBytes+1))
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return &TruncatedError{What: "OTLP protobuf request", Record: 1, Err: err}
@@ -80,17 +132,26 @@ func readProtoWhole(r io.Reader, fn func(Piece) error) error {
 	if len(buf) > MaxRecordBytes {
 		return fmt.Errorf("protobuf message over %d bytes: write it length-prefixed (llmslo capture does)", MaxRecordBytes)
 	}
-	const where = "OTLP protobuf"
-	err = SplitTraces(buf, PieceBytes, func(piece []byte) error {
+	return rd.splitRecord(buf, "OTLP protobuf", fn)
+}
+
+// splitRecord hands fn the pieces of one encoded request. A request past
+// the budget of a piece, or malformed at a level SplitTraces walks, is
+// skipped (see Reader.Warn): its pieces before a malformed part were read.
+func (rd *Reader) splitRecord(msg []byte, where string, fn func(Piece) error) error {
+	err := SplitTraces(msg, PieceBytes, func(piece []byte) error {
 		return fn(Piece{msg: piece, where: where})
 	})
+	if IsBudget(err) || errors.Is(err, ErrMalformed) {
+		return rd.skip(where, err)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	return nil
 }
 
-func readProtoDelimited(r io.Reader, fn func(Piece) error) error {
+func (rd *Reader) readProtoDelimited(r io.Reader, fn func(Piece) error) error {
 	var size [4]byte
 	var buf []byte
 	for i := 1; ; i++ {
@@ -114,12 +175,8 @@ func readProtoDelimited(r io.Reader, fn func(Piece) error) error {
 		if k, err := io.ReadFull(r, buf); err != nil {
 			return cut(i, fmt.Sprintf("%d of %d bytes", k, n), err)
 		}
-		where := fmt.Sprintf("OTLP protobuf message %d", i)
-		err := SplitTraces(buf, PieceBytes, func(piece []byte) error {
-			return fn(Piece{msg: piece, where: where})
-		})
-		if err != nil {
-			return fmt.Errorf("%s: %w", where, err)
+		if err := rd.splitRecord(buf, fmt.Sprintf("OTLP protobuf message %d", i), fn); err != nil {
+			return err
 		}
 	}
 }

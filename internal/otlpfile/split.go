@@ -24,8 +24,9 @@ const (
 	fieldSpans         = 2 // ScopeSpans.spans
 )
 
-// errWire is a malformed protobuf encoding.
-var errWire = errors.New("malformed protobuf")
+// ErrMalformed is a malformed protobuf encoding: a record or piece that
+// llmslo report skips with a warning, reading on.
+var ErrMalformed = errors.New("malformed protobuf")
 
 // SplitTraces calls fn with encoded ExportTraceServiceRequests of at most
 // max bytes each that together hold every span of msg, each span once,
@@ -34,8 +35,13 @@ var errWire = errors.New("malformed protobuf")
 // one piece at a time and memory holds one piece, not the request. A
 // request of at most max bytes is passed on as it is; a single span larger
 // than max is one piece of its own. Only the three levels are parsed, so a
-// malformed span is found when fn decodes its piece.
+// malformed span is found when fn decodes its piece. A request holding
+// a span, resource or scope past MaxPieceEntries is refused whole, before
+// fn sees any of it: a *BudgetError.
 func SplitTraces(msg []byte, limit int, fn func(piece []byte) error) error {
+	if err := checkBudget(msg); err != nil {
+		return err
+	}
 	if len(msg) <= limit {
 		return fn(msg)
 	}
@@ -221,7 +227,7 @@ func eachField(m []byte, fn func(num, typ int, field, value []byte) error) error
 	for off := 0; off < len(m); {
 		tag, n := binary.Uvarint(m[off:])
 		if n <= 0 || tag>>3 == 0 || tag>>3 > 1<<29-1 {
-			return fmt.Errorf("%w: bad tag at byte %d", errWire, off)
+			return fmt.Errorf("%w: bad tag at byte %d", ErrMalformed, off)
 		}
 		start, num, typ := off, int(tag>>3), int(tag&7)
 		off += n
@@ -229,7 +235,7 @@ func eachField(m []byte, fn func(num, typ int, field, value []byte) error) error
 		switch typ {
 		case wireVarint:
 			if _, n = binary.Uvarint(m[off:]); n <= 0 {
-				return fmt.Errorf("%w: bad varint at byte %d", errWire, off)
+				return fmt.Errorf("%w: bad varint at byte %d", ErrMalformed, off)
 			}
 			off += n
 		case wireFixed64, wireFixed32:
@@ -238,19 +244,19 @@ func eachField(m []byte, fn func(num, typ int, field, value []byte) error) error
 				w = 4
 			}
 			if len(m)-off < w {
-				return fmt.Errorf("%w: field %d cut at byte %d", errWire, num, off)
+				return fmt.Errorf("%w: field %d cut at byte %d", ErrMalformed, num, off)
 			}
 			off += w
 		case wireBytes:
 			l, n := binary.Uvarint(m[off:])
 			if n <= 0 || l > uint64(len(m)-off-n) {
-				return fmt.Errorf("%w: field %d: length past the end at byte %d", errWire, num, off)
+				return fmt.Errorf("%w: field %d: length past the end at byte %d", ErrMalformed, num, off)
 			}
 			off += n
 			value = m[off : off+int(l)]
 			off += int(l)
 		default:
-			return fmt.Errorf("%w: wire type %d at byte %d", errWire, typ, start)
+			return fmt.Errorf("%w: wire type %d at byte %d", ErrMalformed, typ, start)
 		}
 		if err := fn(num, typ, m[start:off], value); err != nil {
 			return err

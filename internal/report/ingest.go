@@ -25,7 +25,11 @@ type job struct {
 	path  string
 	b     batch
 	err   error
-	done  chan struct{}
+	// warn gets skipped, the warning of a piece that does not decode, in
+	// input order; nil: such a piece fails the run.
+	warn    func(string)
+	skipped string
+	done    chan struct{}
 }
 
 // jobs recycles the jobs applied: the pieces' copies and rows are the
@@ -39,7 +43,7 @@ func (js jobs) next(path string, p otlpfile.Piece) *job {
 	select {
 	case j = <-js:
 		j.b.reset()
-		j.err = nil
+		j.err, j.skipped = nil, ""
 	default:
 		j = &job{}
 	}
@@ -101,6 +105,7 @@ func ingest(ctx context.Context, e *Engine, in Inputs, read *atomic.Int64) error
 	go func() { applied <- e.applyInOrder(order, free, cancel) }()
 	readErr := readPieces(ctx, in, read, func(path string, p otlpfile.Piece) {
 		j := free.next(path, p)
+		j.warn = in.Warn
 		order <- j
 		work <- j
 	})
@@ -120,6 +125,10 @@ func (e *Engine) runJob(ctx context.Context, j *job) {
 		return // an earlier piece failed: its error is the run's
 	}
 	td, err := j.piece.Decode()
+	if errors.Is(err, otlpfile.ErrMalformed) && j.warn != nil {
+		j.skipped = fmt.Sprintf("%s: %v: skipped", j.path, j.piece.Wrap(err))
+		return
+	}
 	if err == nil {
 		e.spans.Add(int64(td.SpanCount()))
 		err = e.proc.ConsumeTraces(context.WithValue(ctx, batchKey{}, &j.b), td)
@@ -140,6 +149,9 @@ func (e *Engine) applyInOrder(order <-chan *job, free jobs, stop context.CancelF
 			first = j.err
 			stop()
 		}
+		if first == nil && j.skipped != "" {
+			j.warn(j.skipped)
+		}
 		if first == nil {
 			e.mu.Lock()
 			e.applyAll(&j.b)
@@ -154,6 +166,7 @@ func (e *Engine) applyInOrder(order <-chan *job, free jobs, stop context.CancelF
 func readPieces(ctx context.Context, in Inputs, read *atomic.Int64, fn func(path string, p otlpfile.Piece)) error {
 	rd := otlpfile.NewReader(in.ReadLimits)
 	for _, path := range in.Paths {
+		rd.Warn = skipWarning(path, in.Warn)
 		err := rd.ReadFilePieces(path, read, func(p otlpfile.Piece) error {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -185,4 +198,12 @@ func inputError(path string, err error, warn func(string)) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
+}
+
+// skipWarning is the warning of a record of path skipped, nil without warn.
+func skipWarning(path string, warn func(string)) func(string) {
+	if warn == nil {
+		return nil
+	}
+	return func(s string) { warn(path + ": " + s) }
 }

@@ -82,6 +82,7 @@ func Run(ctx context.Context, opts Options, in Inputs, progress io.Writer, inter
 func readAll(ctx context.Context, e *Engine, in Inputs, read *atomic.Int64) error {
 	rd := otlpfile.NewReader(in.ReadLimits)
 	for _, path := range in.Paths {
+		rd.Warn = skipWarning(path, in.Warn)
 		err := rd.ReadFile(path, read, func(td ptrace.Traces) error {
 			if err := ctx.Err(); err != nil {
 				return err
