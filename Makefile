@@ -28,7 +28,7 @@ dist: $(BUILDER) ## Build the collector distribution into ./dist (the first buil
 
 .PHONY: cli
 cli: ## Build the llmslo command (rules, dashboard, report, capture) into bin/llmslo
-	$(GO) build -o bin/llmslo ./cmd/llmslo
+	cd tools && $(GO) build -o ../bin/llmslo ./cmd/llmslo
 
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(GOBIN)/golangci-lint
@@ -38,23 +38,25 @@ $(GOLANGCI_LINT):
 	$(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## golangci-lint with the checked-in .golangci.yml (the module, bench/ and slothcompat/)
+lint: $(GOLANGCI_LINT) ## golangci-lint with the checked-in .golangci.yml (the component module, tools/, bench/ and tools/slothcompat/)
 	$(GOLANGCI_LINT) run ./...
+	cd tools && $(GOLANGCI_LINT) run ./...
 	cd bench && $(GOLANGCI_LINT) run ./...
-	cd slothcompat && $(GOLANGCI_LINT) run ./...
+	cd tools/slothcompat && $(GOLANGCI_LINT) run ./...
 
 .PHONY: test-unit
-test-unit: ## Fast inner loop: vet and every unit, golden and fuzz-seed test under the race detector
+test-unit: ## Fast inner loop: vet and every unit, golden and fuzz-seed test under the race detector (the component module, then tools/)
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+	cd tools && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 .PHONY: test
 test: test-unit test-sloth dist validate ## Everything: unit tests, Sloth equivalence, the built distribution, its configs, end to end
-	$(GO) test -tags e2e -race -count=1 -timeout 45m -v ./e2e/...
+	cd tools && $(GO) test -tags e2e -race -count=1 -timeout 45m -v ./e2e/...
 
 .PHONY: test-sloth
-test-sloth: ## Run Sloth's own generator on `llmslo rules --format sloth` and compare with `llmslo rules` (module slothcompat/)
-	cd slothcompat && $(GO) test -count=1 -v ./...
+test-sloth: ## Run Sloth's own generator on `llmslo rules --format sloth` and compare with `llmslo rules` (module tools/slothcompat/)
+	cd tools/slothcompat && $(GO) test -count=1 -v ./...
 
 .PHONY: validate
 validate: ## Validate every example collector config with the built distribution
@@ -62,9 +64,11 @@ validate: ## Validate every example collector config with the built distribution
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME (default 30s)
-	@for pkg in $$($(GO) list ./...); do \
-	  for target in $$($(GO) test -list 'Fuzz.*' $$pkg | grep '^Fuzz'); do \
-	    echo ">> $$pkg $$target"; $(GO) test -run XXX -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg || exit 1; \
+	@for mod in . tools; do \
+	  for pkg in $$(cd $$mod && $(GO) list ./...); do \
+	    for target in $$(cd $$mod && $(GO) test -list 'Fuzz.*' $$pkg | grep '^Fuzz'); do \
+	      echo ">> $$pkg $$target"; (cd $$mod && $(GO) test -run XXX -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg) || exit 1; \
+	    done; \
 	  done; \
 	done
 

@@ -65,15 +65,15 @@ echo ">> llmslo report: throughput on one and two cores, its ceiling, memory per
 # Rounds of one core, two, and the ceiling (one independent one-core report
 # per core, at once), not every run on one core first: the machine's speed
 # drifts, and the ratios are between runs next to each other.
-(cd .. && go test -c -o bench/report.test ./internal/report)
+(cd ../tools && go test -c -o ../bench/report.test ./internal/report)
 : > results/report.txt
 for i in 1 2 3; do
-  (cd ../internal/report && ../../bench/report.test -test.run XXX -test.bench 'BenchmarkReport$' -test.benchtime 5x \
+  (cd ../tools/internal/report && ../../../bench/report.test -test.run XXX -test.bench 'BenchmarkReport$' -test.benchtime 5x \
     -test.cpu 1,2 -test.timeout 30m) | grep '^Benchmark' | tee -a results/report.txt
-  (cd ../internal/report && ../../bench/report.test -test.run XXX -test.bench 'BenchmarkReportShareNothing$' -test.benchtime 5x \
+  (cd ../tools/internal/report && ../../../bench/report.test -test.run XXX -test.bench 'BenchmarkReportShareNothing$' -test.benchtime 5x \
     -test.cpu 2 -test.timeout 30m) | grep '^Benchmark' | tee -a results/report.txt
 done
-(cd ../internal/report && ../../bench/report.test -test.run XXX -test.bench 'MemoryPerRequest' -test.benchtime 3x -test.cpu 1) \
+(cd ../tools/internal/report && ../../../bench/report.test -test.run XXX -test.bench 'MemoryPerRequest' -test.benchtime 3x -test.cpu 1) \
   | grep '^Benchmark' | tee -a results/report.txt
 rm -f report.test
 

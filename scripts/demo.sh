@@ -29,7 +29,7 @@ trap cleanup EXIT INT TERM
 # takes a while, and progress.sh says so instead of staying silent.
 mkdir -p bin
 scripts/progress.sh "compiling the demo tools (bin/sendtraces, bin/llmloadgen, bin/llmslo)" \
-  go build -o bin/ ./cmd/sendtraces ./cmd/llmloadgen ./cmd/llmslo
+  sh -c "cd tools && go build -o ../bin/ ./cmd/sendtraces ./cmd/llmloadgen ./cmd/llmslo"
 
 echo ">> starting dist/otelcol-llmslo on config/demo.yaml (log: $log)"
 dist/otelcol-llmslo --config config/demo.yaml >"$log" 2>&1 &
