@@ -331,7 +331,7 @@ func createDefaultConfig() component.Config {
 		SamplingAdjustedCounts:      true,
 		MaxAdjustedCount:            defaultMaxAdjustedCount,
 		Exemplars:                   ExemplarsConfig{MaxPerDataPoint: defaultExemplars},
-		Pressure:                    PressureConfig{Quantile: defaultPressureQuantile},
+		Pressure:                    PressureConfig{Quantile: defaultPressureQuantile, MinRequests: defaultPressureMinRequests},
 	}
 }
 

@@ -193,6 +193,6 @@ func (c *llmSLOConnector) emitWindows(b *builder, s *series, ts pcommon.Timestam
 			dp.Attributes().PutStr(attrQuantile, strconv.FormatFloat(p/100, 'f', -1, 64))
 			dp.SetDoubleValue(sk.Quantile(p / 100))
 		}
-		c.emitPressure(b, s, ts, w, sk)
+		c.emitPressure(b, s, ts, w, sk, win.Heaviest(now))
 	}
 }

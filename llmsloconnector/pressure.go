@@ -5,6 +5,7 @@ package llmsloconnector
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -23,6 +24,11 @@ type PressureConfig struct {
 	// Quantile is the window's quantile compared with the thresholds, in
 	// (0, 1). Default 0.9.
 	Quantile float64 `mapstructure:"quantile"`
+	// MinRequests is the fewest requests (adjusted counts included) a
+	// series' window must hold before its pressure is written; at least
+	// minRobustRequests(Quantile), below which one request can be the
+	// quantile. Default 20.
+	MinRequests int `mapstructure:"min_requests"`
 	// SLOs are the processor's SLOs (by name) and their thresholds.
 	SLOs []PressureSLO `mapstructure:"slos"`
 
@@ -43,7 +49,39 @@ type PressureSLO struct {
 	_ struct{}
 }
 
-const defaultPressureQuantile = 0.9
+const (
+	defaultPressureQuantile    = 0.9
+	defaultPressureMinRequests = 20
+	// maxPressureMinRequests bounds min_requests where any real window's
+	// count fits: a larger value would only turn the gauge off.
+	maxPressureMinRequests = 1_000_000
+)
+
+// oneSpanCannotSet reports whether, in a window of n values whose heaviest
+// span added w of them, that span stays out of the q-quantile: the
+// quantile interpolates the order statistics at ranks floor((n-1)q) and
+// the next (aggregate.Sketch.Quantile), and a span of weight w that is the
+// window's largest holds the top w ranks, so it is left out when
+// floor((n-1)q) + 1 < n - w. Then one span, whatever its latency, moves the
+// quantile by at most w ranks of the other requests' latencies, never
+// above the largest of them.
+func oneSpanCannotSet(n, w uint64, q float64) bool {
+	if n <= w+1 {
+		return false
+	}
+	return uint64(math.Floor(float64(n-1)*q))+w+2 <= n
+}
+
+// minRobustRequests is the fewest unweighted requests at which no one of
+// them can be the q-quantile (12 at 0.9, 22 at 0.95, 102 at 0.99).
+func minRobustRequests(q float64) int {
+	for n := uint64(3); n <= maxPressureMinRequests; n++ {
+		if oneSpanCannotSet(n, 1, q) {
+			return int(n)
+		}
+	}
+	return maxPressureMinRequests
+}
 
 // metricSLOPressure is the pressure gauge, with llm.slo.name and
 // llm.slo.constraint.
@@ -76,16 +114,20 @@ func pressureConstraints() []string {
 	return names
 }
 
-// validatePressure checks the pressure block; an empty slos list turns it
-// off, whatever the quantile.
+// validatePressure checks the pressure block. The quantile and the
+// minimum are checked even when no SLO is listed: a value out of range is
+// a mistake whether or not the gauge is on yet.
 func (c *Config) validatePressure() []error {
 	p := &c.Pressure
-	if len(p.SLOs) == 0 {
-		return nil
-	}
 	var errs []error
-	if !(p.Quantile > 0 && p.Quantile < 1) {
+	switch {
+	case !(p.Quantile > 0 && p.Quantile < 1):
 		errs = append(errs, fmt.Errorf("pressure.quantile: %v must be between 0 and 1 (exclusive; default %v)", p.Quantile, defaultPressureQuantile))
+	case p.MinRequests > maxPressureMinRequests:
+		errs = append(errs, fmt.Errorf("pressure.min_requests: %d must be at most %d (default %d)", p.MinRequests, maxPressureMinRequests, defaultPressureMinRequests))
+	case p.MinRequests < minRobustRequests(p.Quantile):
+		errs = append(errs, fmt.Errorf("pressure.min_requests: %d is too few for pressure.quantile %v: below %d requests one request can be the window's quantile by itself; set it to at least %d (default %d)",
+			p.MinRequests, p.Quantile, minRobustRequests(p.Quantile), minRobustRequests(p.Quantile), defaultPressureMinRequests))
 	}
 	seen := map[string]bool{}
 	for i, s := range p.SLOs {
@@ -139,10 +181,16 @@ func pressureSpecs(p *PressureConfig) map[string]*pressureSpec {
 }
 
 // emitPressure writes, for window w of s (merged into sk, with at least one
-// sample), the pressure of every SLO that judged a span of s and bounds the
-// window's constraint. Flush only: the per-span path is unchanged.
-func (c *llmSLOConnector) emitPressure(b *builder, s *series, ts pcommon.Timestamp, w windowKind, sk *aggregate.Sketch) {
+// sample; heaviest is the most one span added to it), the pressure of every
+// SLO that judged a span of s and bounds the window's constraint, when the
+// window holds min_requests requests and no one span can be its quantile
+// (oneSpanCannotSet). Flush only: the per-span path is unchanged.
+func (c *llmSLOConnector) emitPressure(b *builder, s *series, ts pcommon.Timestamp, w windowKind, sk *aggregate.Sketch, heaviest uint64) {
 	if c.pressure == nil || windowConstraint[w] == "" {
+		return
+	}
+	n := sk.Count()
+	if n < uint64(c.cfg.Pressure.MinRequests) || !oneSpanCannotSet(n, heaviest, c.cfg.Pressure.Quantile) {
 		return
 	}
 	var q float64
