@@ -144,6 +144,8 @@ func (c *llmSLOConnector) emitSLOs(b *builder, s *series, ts pcommon.Timestamp, 
 			{metricSLOViolated, &sc.violated},
 			{metricSLOUnknown, &sc.unknown},
 			{metricSLOTokensMet, &sc.tokensMet},
+			{metricSLOWeighted, &sc.weighted},
+			{metricSLOWeightedSpans, &sc.weightedSpans},
 		} {
 			dp, ok := emitCount(b, s, x.def, x.v, ts, attrSLOName, name)
 			if ok && x.def == metricSLOViolated && s.exemplars != nil && i < len(s.exemplars.violated) {
