@@ -84,7 +84,6 @@ func TestLoadConfig(t *testing.T) {
 				SeriesExpiration:            10 * time.Minute,
 				AggregationTemporality:      "delta",
 				MetricsFlushInterval:        15 * time.Second,
-				TokenAwareITL:               true,
 				AttributeValueLengthLimit:   64,
 				MetricNames:                 "next",
 				MaxAdjustedCount:            20,

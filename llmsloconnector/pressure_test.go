@@ -12,12 +12,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llmslo/llmslo/internal/aggregate"
+	"github.com/llmslo/llmslo/internal/registry"
 )
 
 func TestValidatePressure(t *testing.T) {
@@ -51,18 +54,18 @@ func TestValidatePressure(t *testing.T) {
 			err: `pressure.slos[0].name: "Interactive" must match ^[a-z][a-z0-9_]{0,62}$, the processor's SLO names`},
 		{name: "twice", quantile: 0.9, slos: []PressureSLO{slo("a", time.Second, 0, 0), slo("a", 0, time.Second, 0)},
 			err: `pressure.slos[1].name: "a" is listed twice`},
+		{name: "name only", quantile: 0.9, slos: []PressureSLO{{Name: "interactive"}}},
+		{name: "bounds", quantile: 0.9, slos: []PressureSLO{slo("a", 100*time.Microsecond, 0, 168*time.Hour)}},
 		{name: "negative", quantile: 0.9, slos: []PressureSLO{slo("a", -time.Second, 0, 0)},
-			err: "pressure.slos[0].ttft: -1s must be a positive duration, such as 500ms\n" +
-				"pressure.slos[0]: give at least one threshold of ttft, tpot, e2e"},
+			err: "pressure.slos[0].ttft: -1s must be between 100µs and 168h0m0s (a week, the processor's bound), such as 500ms"},
+		{name: "1ns", quantile: 0.9, slos: []PressureSLO{slo("a", 0, time.Nanosecond, 0)},
+			err: "pressure.slos[0].tpot: 1ns must be between 100µs and 168h0m0s (a week, the processor's bound), such as 500ms"},
+		{name: "200h", quantile: 0.9, slos: []PressureSLO{slo("a", 0, 0, 200*time.Hour)},
+			err: "pressure.slos[0].e2e: 200h0m0s must be between 100µs and 168h0m0s (a week, the processor's bound), such as 500ms"},
 		{name: "itl", quantile: 0.9, slos: []PressureSLO{{Name: "a", TTFT: time.Second, ITL: time.Second}},
 			err: "pressure.slos[0].itl: not supported: the itl window holds every gap, the processor's itl constraint bounds each request's largest"},
 		{name: "queue_time", quantile: 0.9, slos: []PressureSLO{{Name: "a", QueueTime: time.Second}},
-			err: "pressure.slos[0].queue_time: not supported: the connector keeps no window of queue time\n" +
-				"pressure.slos[0]: give at least one threshold of ttft, tpot, e2e"},
-		{name: "no threshold", quantile: 0.9, slos: []PressureSLO{slo("a", 0, 0, 0), slo("b", 0, 0, -time.Millisecond)},
-			err: "pressure.slos[0]: give at least one threshold of ttft, tpot, e2e\n" +
-				"pressure.slos[1].e2e: -1ms must be a positive duration, such as 500ms\n" +
-				"pressure.slos[1]: give at least one threshold of ttft, tpot, e2e"},
+			err: "pressure.slos[0].queue_time: not supported: the connector keeps no window of queue time (name the SLO alone, or give ttft, tpot, e2e)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := createDefaultConfig().(*Config)
@@ -205,4 +208,83 @@ func TestPressureOff(t *testing.T) {
 	n := 0
 	forPoints(c.collect(fixedNow), metricSLOPressure.name, func(pmetric.Metric, pcommon.Map, any) { n++ })
 	assert.Zero(t, n)
+}
+
+// TestPressureFromRegistry: the pressure SLOs are resolved at Start against
+// the llm_slo processors of the collector. By name, the thresholds are the
+// processor's; written ones must equal them; a name no processor judges, a
+// contradiction, or nothing to compare is an error that names the entry.
+// Without a processor, written thresholds are used and a name alone is an
+// error.
+func TestPressureFromRegistry(t *testing.T) {
+	interactive := map[string]time.Duration{"ttft": 500 * time.Millisecond, "tpot": 50 * time.Millisecond, "e2e": 10 * time.Second, "itl": time.Second}
+	queueOnly := map[string]time.Duration{"queue_time": 100 * time.Millisecond}
+	for _, tt := range []struct {
+		name      string
+		processor bool
+		slos      []PressureSLO
+		want      map[string]float64 // pressure by constraint, for interactive: the P90 over the threshold
+		err       string
+	}{
+		{name: "by name", processor: true, slos: []PressureSLO{{Name: "interactive"}},
+			want: map[string]float64{"ttft": 0.5, "tpot": 0.05, "e2e": 10}},
+		{name: "written and equal: those only", processor: true, slos: []PressureSLO{{Name: "interactive", TTFT: 500 * time.Millisecond}},
+			want: map[string]float64{"ttft": 0.5}},
+		{name: "contradiction", processor: true, slos: []PressureSLO{{Name: "interactive", TTFT: 400 * time.Millisecond}},
+			err: `pressure.slos[0].ttft: 400ms contradicts llm_slo, which judges SLO "interactive" with ttft 500ms: remove it (the connector takes the processor's thresholds) or make it equal`},
+		{name: "a constraint the processor does not bound", processor: true, slos: []PressureSLO{{Name: "queue", TPOT: 50 * time.Millisecond}},
+			err: `pressure.slos[0].tpot: 50ms, but llm_slo bounds no tpot in SLO "queue": remove it (the connector takes the processor's thresholds)`},
+		{name: "typo", processor: true, slos: []PressureSLO{{Name: "interactiv"}},
+			err: `pressure.slos[0]: "interactiv" is judged by no llm_slo processor of this collector (llm_slo judge interactive, queue), so its pressure would never be written: did you mean interactive?`},
+		{name: "unknown", processor: true, slos: []PressureSLO{{Name: "batch", TTFT: time.Second}},
+			err: `pressure.slos[0]: "batch" is judged by no llm_slo processor of this collector (llm_slo judge interactive, queue), so its pressure would never be written`},
+		{name: "nothing to compare", processor: true, slos: []PressureSLO{{Name: "queue"}},
+			err: `pressure.slos[0]: "queue": llm_slo bounds none of ttft, tpot, e2e with a configured threshold, so it has no pressure to write`},
+		{name: "no processor, written", slos: []PressureSLO{{Name: "interactive", TTFT: 500 * time.Millisecond}},
+			want: map[string]float64{"ttft": 0.5}},
+		{name: "no processor, name alone", slos: []PressureSLO{{Name: "interactive"}},
+			err: `pressure.slos[0]: "interactive": no llm_slo processor runs in this collector to take its thresholds from: write them, such as {name: interactive, ttft: 500ms, e2e: 10s}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.processor {
+				t.Cleanup(registry.Register(registry.Processor{ID: "llm_slo", Prefix: "llm.", SLOs: []string{"interactive", "queue"},
+					Thresholds: []map[string]time.Duration{interactive, queueOnly}}))
+			}
+			cfg := createDefaultConfig().(*Config)
+			cfg.Pressure.SLOs = tt.slos
+			require.NoError(t, cfg.Validate())
+			c := newTestConnector(t, cfg, consumertest.NewNop())
+			err := c.Start(context.Background(), componenttest.NewNopHost())
+			if tt.err != "" {
+				require.EqualError(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, c.Shutdown(context.Background())) })
+			require.NoError(t, c.ConsumeTraces(context.Background(), ttftPressureSpans(20)))
+			md := c.collect(fixedNow)
+			got := map[string]float64{}
+			forPoints(md, metricSLOPressure.name, func(_ pmetric.Metric, attrs pcommon.Map, dp any) {
+				constraint, _ := attrs.Get(attrSLOConstraint)
+				got[constraint.Str()] = dp.(pmetric.NumberDataPoint).DoubleValue()
+			})
+			require.Len(t, got, len(tt.want))
+			for constraint, threshold := range tt.want {
+				w := map[string]windowKind{"ttft": windowTTFT, "tpot": windowTPOT, "e2e": windowE2E}[constraint]
+				p90 := point(t, md, windowNames[w], map[string]string{attrQuantile: "0.9"}).(pmetric.NumberDataPoint).DoubleValue()
+				assert.Equal(t, p90/threshold, got[constraint], constraint)
+			}
+		})
+	}
+}
+
+// TestPressureShortForm: `slos: [interactive]` names the SLO alone, and
+// the long form mixes with it.
+func TestPressureShortForm(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"pressure": map[string]any{
+		"slos": []any{"interactive", map[string]any{"name": "batch", "e2e": "30s"}},
+	}}).Unmarshal(cfg))
+	assert.Equal(t, []PressureSLO{{Name: "interactive"}, {Name: "batch", E2E: 30 * time.Second}}, cfg.Pressure.SLOs)
+	require.NoError(t, cfg.Validate())
 }
