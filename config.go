@@ -492,6 +492,21 @@ func (c *Config) sloNames() []string {
 	return names
 }
 
+// sloThresholds gives each SLO's configured thresholds in configuration
+// order, by constraint name, for the connectors' pressure gauge.
+func (c *Config) sloThresholds() []map[string]time.Duration {
+	out := make([]map[string]time.Duration, len(c.SLOs))
+	for i := range c.SLOs {
+		out[i] = map[string]time.Duration{}
+		for k, d := range c.SLOs[i].configured() {
+			if d != nil {
+				out[i][contract.Constraints[k]] = *d
+			}
+		}
+	}
+	return out
+}
+
 // sloDefinitions gives each SLO's definition in configuration order, in a
 // form equal for equal definitions (thresholds, per-request sources,
 // selector, objective, period), for the registry's duplicate check.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,6 +128,33 @@ func TestDurationFromEnvironment(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, 500*time.Millisecond, *cfg.SLOs[0].TTFT)
+		})
+	}
+}
+
+// TestUnknownKeys: an unknown key is named with its path and the nearest
+// key ("did you mean"), or the keys of its place, never the Go type.
+func TestUnknownKeys(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		raw  map[string]any
+		err  string // the message's end
+	}{
+		{name: "tffT", raw: map[string]any{"slos": []any{map[string]any{"name": "a", "tffT": "1s"}}},
+			err: " slos[0].tffT: unknown key: did you mean ttft?"},
+		{name: "slo for slos", raw: map[string]any{"slo": []any{map[string]any{"name": "a", "ttft": "1s"}}},
+			err: " slo: unknown key: did you mean slos?"},
+		{name: "selector slip", raw: map[string]any{"slos": []any{map[string]any{"name": "a", "ttft": "1s", "selector": map[string]any{"model": []any{"m"}}}}},
+			err: " slos[0].selector.model: unknown key: did you mean models?"},
+		{name: "the connector's option", raw: map[string]any{"dimensions": []any{map[string]any{"name": "tenant"}}},
+			err: " dimensions: unknown key: the keys here are attribute_prefix, custom_presets, model, parts, presets, slos, token_aware_itl, trace_assembly, trust_upstream"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			err := confmap.NewFromStringMap(tt.raw).Unmarshal(cfg)
+			require.Error(t, err)
+			assert.True(t, strings.HasSuffix(err.Error(), tt.err), err.Error())
+			assert.NotContains(t, err.Error(), "llmsloprocessor.")
 		})
 	}
 }

@@ -38,7 +38,7 @@ func createTraces(ctx context.Context, set processor.Settings, cfg component.Con
 		return nil, err
 	}
 	p.unregister, err = registry.RegisterUnique(registry.Processor{ID: set.ID.String(), Prefix: c.AttributePrefix,
-		SLOs: c.sloNames(), Definitions: c.sloDefinitions(), ExcludeUnknown: c.excludingUnknown()})
+		SLOs: c.sloNames(), Definitions: c.sloDefinitions(), ExcludeUnknown: c.excludingUnknown(), Thresholds: c.sloThresholds()})
 	if err != nil {
 		return nil, err
 	}

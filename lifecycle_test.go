@@ -75,8 +75,9 @@ func TestComponentLifecycle(t *testing.T) {
 	}
 }
 
-// TestRegistersUntilShutdown: the factory registers the processor's prefix
-// and SLO names for the connectors; Shutdown (twice) unregisters it.
+// TestRegistersUntilShutdown: the factory registers the processor's prefix,
+// SLO names and thresholds for the connectors; Shutdown (twice)
+// unregisters it.
 func TestRegistersUntilShutdown(t *testing.T) {
 	cfg, err := loadConfig(t, "full")
 	require.NoError(t, err)
@@ -84,7 +85,9 @@ func TestRegistersUntilShutdown(t *testing.T) {
 	set.ID = component.MustNewIDWithName("llm_slo", "edge")
 	p, err := NewFactory().CreateTraces(context.Background(), set, cfg, &capturingConsumer{})
 	require.NoError(t, err)
-	want := registry.Processor{ID: "llm_slo/edge", Prefix: "llmslo.", SLOs: []string{"interactive"}}
+	want := registry.Processor{ID: "llm_slo/edge", Prefix: "llmslo.", SLOs: []string{"interactive"},
+		Thresholds: []map[string]time.Duration{{"ttft": 500 * time.Millisecond, "tpot": 15 * time.Millisecond,
+			"itl": 100 * time.Millisecond, "e2e": 2 * time.Second, "queue_time": 100 * time.Millisecond}}}
 	assert.Contains(t, registry.Processors(), want)
 	require.NoError(t, p.Shutdown(context.Background()))
 	require.NoError(t, p.Shutdown(context.Background()))

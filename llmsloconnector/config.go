@@ -69,11 +69,6 @@ type Config struct {
 	// boundary). 0: no limit.
 	AttributeValueLengthLimit int `mapstructure:"attribute_value_length_limit"`
 
-	// TokenAwareITL is deprecated and has no effect: the processor writes
-	// each gap with its weight (llm.itl.gap_weights), so the connector no
-	// longer needs to know the mode. Start logs a warning when it is set.
-	TokenAwareITL bool `mapstructure:"token_aware_itl"`
-
 	// MetricNames chooses the GenAI conventions' version of the metric
 	// names: "v1.41" (default, the last released) or "next" (the
 	// conventions' unreleased renames: gen_ai.client.inference.*, token
@@ -331,7 +326,7 @@ func createDefaultConfig() component.Config {
 		SamplingAdjustedCounts:      true,
 		MaxAdjustedCount:            defaultMaxAdjustedCount,
 		Exemplars:                   ExemplarsConfig{MaxPerDataPoint: defaultExemplars},
-		Pressure:                    PressureConfig{Quantile: defaultPressureQuantile},
+		Pressure:                    PressureConfig{Quantile: defaultPressureQuantile, MinRequests: defaultPressureMinRequests},
 	}
 }
 

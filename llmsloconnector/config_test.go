@@ -34,7 +34,7 @@ func TestCreateDefaultConfig(t *testing.T) {
 		SamplingAdjustedCounts:      true,
 		MaxAdjustedCount:            100,
 		Exemplars:                   ExemplarsConfig{MaxPerDataPoint: 5},
-		Pressure:                    PressureConfig{Quantile: 0.9},
+		Pressure:                    PressureConfig{Quantile: 0.9, MinRequests: 20},
 	}, cfg)
 	assert.NoError(t, componenttest.CheckConfigStruct(cfg))
 	assert.NoError(t, confmap.Validate(cfg))
@@ -84,12 +84,11 @@ func TestLoadConfig(t *testing.T) {
 				SeriesExpiration:            10 * time.Minute,
 				AggregationTemporality:      "delta",
 				MetricsFlushInterval:        15 * time.Second,
-				TokenAwareITL:               true,
 				AttributeValueLengthLimit:   64,
 				MetricNames:                 "next",
 				MaxAdjustedCount:            20,
 				Exemplars:                   ExemplarsConfig{Enabled: true, MaxPerDataPoint: 3},
-				Pressure: PressureConfig{Quantile: 0.95, SLOs: []PressureSLO{
+				Pressure: PressureConfig{Quantile: 0.95, MinRequests: 30, SLOs: []PressureSLO{
 					{Name: "interactive", TTFT: 500 * time.Millisecond, E2E: 10 * time.Second},
 				}},
 			},

@@ -4,6 +4,7 @@
 package llmsloconnector
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,45 @@ func TestUnmarshalDurationsNeedAUnit(t *testing.T) {
 			}
 			require.NoError(t, err)
 			tt.check(t, cfg)
+		})
+	}
+}
+
+// TestUnmarshalShape: an unknown key is named with its path and the
+// nearest key ("did you mean"), or the keys of its place; a token count
+// written with a fraction is refused rather than truncated; the removed
+// token_aware_itl is an unknown key.
+func TestUnmarshalShape(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		raw  map[string]any
+		err  string
+	}{
+		{name: "threshold slip", raw: map[string]any{"pressure": map[string]any{"slos": []any{map[string]any{"name": "a", "tffT": "1s"}}}},
+			err: "pressure.slos[0].tffT: unknown key: did you mean ttft?"},
+		{name: "slo for slos", raw: map[string]any{"pressure": map[string]any{"slo": []any{"interactive"}}},
+			err: "pressure.slo: unknown key: did you mean slos?"},
+		{name: "top-level slip", raw: map[string]any{"dimension": []any{}},
+			err: "dimension: unknown key: did you mean dimensions?"},
+		{name: "removed option", raw: map[string]any{"token_aware_itl": true},
+			err: "token_aware_itl: unknown key: the keys here are aggregation_cardinality_limit, aggregation_temporality, attribute_prefix, " +
+				"attribute_value_length_limit, collector_instance_id, dimensions, exemplars, histogram, input_token_classes, max_adjusted_count, " +
+				"metric_names, metrics_flush_interval, percentiles, pressure, resource_dimensions, sampling_adjusted_counts, series_expiration, window"},
+		{name: "fractional token bound", raw: map[string]any{"input_token_classes": []any{1.5, 4096}},
+			err: "input_token_classes[0]: 1.5 is not a whole number"},
+		{name: "explicit bucket kinds are map keys", raw: map[string]any{"histogram": map[string]any{"explicit": map[string]any{"buckets": map[string]any{"ttft": []any{0.1, 1}}}}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			err := confmap.NewFromStringMap(tt.raw).Unmarshal(cfg)
+			if tt.err == "" {
+				assert.NoError(t, err)
+				return
+			}
+			// The decoder prefixes "decoding failed due to the following
+			// error(s)"; the message is ours, whole.
+			require.Error(t, err)
+			assert.True(t, strings.HasSuffix(err.Error(), " "+tt.err), err.Error())
 		})
 	}
 }

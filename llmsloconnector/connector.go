@@ -185,16 +185,22 @@ func (c *llmSLOConnector) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: false}
 }
 
-// Start learns from the registry where the processor writes and which SLOs
-// it judges (refusing a configuration that contradicts it), then starts the
+// Start learns from the registry where the processor writes, which SLOs it
+// judges and their thresholds for the pressure gauge (refusing a
+// configuration that contradicts it), then starts the
 // flush loop: every metrics_flush_interval, the metrics of every series go
 // to the next consumer.
 func (c *llmSLOConnector) Start(context.Context, component.Host) error {
-	src, err := resolveSource(c.cfg.AttributePrefix, registry.Processors())
+	procs := registry.Processors()
+	src, err := resolveSource(c.cfg.AttributePrefix, procs)
 	if err != nil {
 		return err
 	}
-	c.src = src
+	pressure, err := resolvePressure(&c.cfg.Pressure, src, procs)
+	if err != nil {
+		return err
+	}
+	c.src, c.pressure = src, pressure
 	c.logStart()
 	c.lifecycle.Lock()
 	defer c.lifecycle.Unlock()
@@ -218,10 +224,6 @@ func (c *llmSLOConnector) Start(context.Context, component.Host) error {
 
 // logStart says where the connector reads, once.
 func (c *llmSLOConnector) logStart() {
-	if c.cfg.TokenAwareITL {
-		c.logger.Warn("token_aware_itl is deprecated and has no effect on the llm_slo connector: " +
-			"the processor writes each gap with its weight; remove it from the connector's configuration")
-	}
 	if len(c.src.processors) == 0 {
 		c.logger.Info("no llm_slo processor in this collector: reading the attributes an earlier tier wrote",
 			zap.String("attribute_prefix", c.src.keys.Prefix), zap.Int("max_slo_names", maxLearnedSLONames))

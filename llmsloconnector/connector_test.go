@@ -78,11 +78,16 @@ var update = flag.Bool("update", false, "rewrite testdata/traces/*/output.yaml")
 // layout: one input, testdata/traces/traces.yaml, and per case a directory
 // with config.yaml and the expected output.yaml.
 func TestConnectorWithTraces(t *testing.T) {
+	// The pressure case sends the input 20 times: the gauge needs
+	// pressure.min_requests (default 20) requests in a series' window.
+	repeats := map[string]int{"pressure": 20}
 	for _, tc := range []string{"exponential", "explicit", "delta", "cardinality_limit", "dimensions", "exemplars", "exemplars_explicit", "input_classes", "pressure"} {
 		t.Run(tc, func(t *testing.T) {
 			sink := new(consumertest.MetricsSink)
 			c := newTestConnector(t, caseConfig(t, tc), sink)
-			require.NoError(t, c.ConsumeTraces(context.Background(), readInput(t)))
+			for range max(1, repeats[tc]) {
+				require.NoError(t, c.ConsumeTraces(context.Background(), readInput(t)))
+			}
 			c.flush(context.Background())
 			require.Len(t, sink.AllMetrics(), 1)
 			if *update {

@@ -144,6 +144,8 @@ func (c *llmSLOConnector) emitSLOs(b *builder, s *series, ts pcommon.Timestamp, 
 			{metricSLOViolated, &sc.violated},
 			{metricSLOUnknown, &sc.unknown},
 			{metricSLOTokensMet, &sc.tokensMet},
+			{metricSLOWeighted, &sc.weighted},
+			{metricSLOWeightedSpans, &sc.weightedSpans},
 		} {
 			dp, ok := emitCount(b, s, x.def, x.v, ts, attrSLOName, name)
 			if ok && x.def == metricSLOViolated && s.exemplars != nil && i < len(s.exemplars.violated) {
@@ -193,6 +195,6 @@ func (c *llmSLOConnector) emitWindows(b *builder, s *series, ts pcommon.Timestam
 			dp.Attributes().PutStr(attrQuantile, strconv.FormatFloat(p/100, 'f', -1, 64))
 			dp.SetDoubleValue(sk.Quantile(p / 100))
 		}
-		c.emitPressure(b, s, ts, w, sk)
+		c.emitPressure(b, s, ts, w, sk, win.Heaviest(now))
 	}
 }

@@ -6,6 +6,8 @@ package llmsloconnector
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/llmslo/llmslo/internal/contract"
 )
 
 // maxInputTokenClasses caps input_token_classes: every class is one more
@@ -56,8 +58,10 @@ func (ic *inputClasses) of(tokens float64, has bool) uint8 {
 	return uint8(len(ic.bounds))
 }
 
-// validateInputTokenClasses refuses a list that is too long, not positive
-// or not strictly increasing, naming the offending entry.
+// validateInputTokenClasses refuses a list that is too long, not positive,
+// above the token bound or not strictly increasing, naming the
+// offending entry. (A fraction such as 1.5 is refused when the
+// configuration is decoded: confcheck.Shape.)
 func validateInputTokenClasses(bounds []int64) []error {
 	var errs []error
 	if len(bounds) > maxInputTokenClasses {
@@ -67,6 +71,8 @@ func validateInputTokenClasses(bounds []int64) []error {
 		switch {
 		case b <= 0:
 			errs = append(errs, fmt.Errorf("input_token_classes[%d]: %d must be a positive number of tokens", i, b))
+		case b > contract.MaxTokens:
+			errs = append(errs, fmt.Errorf("input_token_classes[%d]: %d must be at most %d (2^24), the largest input token count a request may have (a larger count is rejected): a bound above it splits nothing", i, b, contract.MaxTokens))
 		case i > 0 && b <= bounds[i-1]:
 			errs = append(errs, fmt.Errorf("input_token_classes[%d]: %d must be greater than %d before it (strictly increasing)", i, b, bounds[i-1]))
 		}

@@ -66,6 +66,9 @@ func TestValidateNewOptions(t *testing.T) {
 		{"seventeen", func(c *Config) { c.InputTokenClasses = many }, "input_token_classes: 17 boundaries, at most 16: each class multiplies the series"},
 		{"zero", func(c *Config) { c.InputTokenClasses = []int64{0, 10} }, "input_token_classes[0]: 0 must be a positive number of tokens"},
 		{"negative", func(c *Config) { c.InputTokenClasses = []int64{-5} }, "input_token_classes[0]: -5 must be a positive number of tokens"},
+		{"at the token bound", func(c *Config) { c.InputTokenClasses = []int64{1024, 1 << 24} }, ""},
+		{"above the token bound", func(c *Config) { c.InputTokenClasses = []int64{1024, 1<<24 + 1} },
+			"input_token_classes[1]: 16777217 must be at most 16777216 (2^24), the largest input token count a request may have (a larger count is rejected): a bound above it splits nothing"},
 		{"repeated", func(c *Config) { c.InputTokenClasses = []int64{10, 10} }, "input_token_classes[1]: 10 must be greater than 10 before it (strictly increasing)"},
 		{"decreasing", func(c *Config) { c.InputTokenClasses = []int64{4096, 1024} }, "input_token_classes[1]: 1024 must be greater than 4096 before it (strictly increasing)"},
 		{"label as dimension", func(c *Config) {

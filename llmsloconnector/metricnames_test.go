@@ -27,7 +27,8 @@ func TestExportedMetrics(t *testing.T) {
 		require.NoError(t, err)
 		collect(t, md, emitted)
 	}
-	want := []catalog.Metric{catalog.SLORequests, catalog.SLOMet, catalog.SLOViolated, catalog.SLOUnknown, catalog.SLOTokensMet, catalog.SLOViolations, catalog.SLOGoodput}
+	want := []catalog.Metric{catalog.SLORequests, catalog.SLOMet, catalog.SLOViolated, catalog.SLOUnknown, catalog.SLOTokensMet, catalog.SLOViolations, catalog.SLOGoodput,
+		catalog.SLOWeighted, catalog.SLOWeightedSpans}
 	for _, layer := range catalog.Layers {
 		for l := range catalog.NumLatencies {
 			m, ok := catalog.LatencyHistogram(l, layer)

@@ -146,13 +146,15 @@ type metricDef struct{ name, unit, desc string }
 
 // The goodput counters, all with llm.slo.name.
 var (
-	metricSLORequests   = metricDef{catalog.SLORequests.Name, catalog.SLORequests.Unit, "LLM requests an SLO selected (met + violated + unknown)."}
-	metricSLOMet        = metricDef{catalog.SLOMet.Name, catalog.SLOMet.Unit, "LLM requests that met every constraint of the SLO at once."}
-	metricSLOViolated   = metricDef{catalog.SLOViolated.Name, catalog.SLOViolated.Unit, "LLM requests that failed at least one constraint of the SLO, or failed."}
-	metricSLOUnknown    = metricDef{catalog.SLOUnknown.Name, catalog.SLOUnknown.Unit, "LLM requests whose SLO verdict could not be decided (a value was missing); never counted as met."}
-	metricSLOTokensMet  = metricDef{catalog.SLOTokensMet.Name, catalog.SLOTokensMet.Unit, "Output tokens of the LLM requests that met the SLO (token goodput)."}
-	metricSLOViolations = metricDef{catalog.SLOViolations.Name, catalog.SLOViolations.Unit, "SLO constraints failed or undecidable, by constraint (ttft, tpot, itl, e2e, queue_time, error, or <constraint>:unknown) and, for a failed constraint, cause (llm.slo.cause)."}
-	metricSLOGoodput    = metricDef{catalog.SLOGoodput.Name, catalog.SLOGoodput.Unit, "Share of the LLM requests an SLO selected that met it (of its decidable requests, met + violated, when unknown_verdicts is exclude), over the sliding window (per collector replica)."}
+	metricSLORequests      = metricDef{catalog.SLORequests.Name, catalog.SLORequests.Unit, "LLM requests an SLO selected (met + violated + unknown)."}
+	metricSLOMet           = metricDef{catalog.SLOMet.Name, catalog.SLOMet.Unit, "LLM requests that met every constraint of the SLO at once."}
+	metricSLOViolated      = metricDef{catalog.SLOViolated.Name, catalog.SLOViolated.Unit, "LLM requests that failed at least one constraint of the SLO, or failed."}
+	metricSLOUnknown       = metricDef{catalog.SLOUnknown.Name, catalog.SLOUnknown.Unit, "LLM requests whose SLO verdict could not be decided (a value was missing); never counted as met."}
+	metricSLOTokensMet     = metricDef{catalog.SLOTokensMet.Name, catalog.SLOTokensMet.Unit, "Output tokens of the LLM requests that met the SLO (token goodput)."}
+	metricSLOViolations    = metricDef{catalog.SLOViolations.Name, catalog.SLOViolations.Unit, "SLO constraints failed or undecidable, by constraint (ttft, tpot, itl, e2e, queue_time, error, or <constraint>:unknown) and, for a failed constraint, cause (llm.slo.cause)."}
+	metricSLOWeighted      = metricDef{catalog.SLOWeighted.Name, catalog.SLOWeighted.Unit, "LLM requests an SLO selected that were counted from spans standing for more than one request (sampled spans' adjusted counts above 1; bounded by max_adjusted_count)."}
+	metricSLOWeightedSpans = metricDef{catalog.SLOWeightedSpans.Name, catalog.SLOWeightedSpans.Unit, "Spans an SLO selected that stood for more than one request (adjusted count above 1)."}
+	metricSLOGoodput       = metricDef{catalog.SLOGoodput.Name, catalog.SLOGoodput.Unit, "Share of the LLM requests an SLO selected that met it (of its decidable requests, met + violated, when unknown_verdicts is exclude), over the sliding window (per collector replica)."}
 )
 
 // windowKind is a distribution with windowed percentile gauges.

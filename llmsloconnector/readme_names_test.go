@@ -133,6 +133,8 @@ func sloRows() []metricRow {
 		{"... that violated it (or failed)", metricSLOViolated},
 		{"... whose verdict could not be decided", metricSLOUnknown},
 		{"output tokens of the requests that met it (token goodput)", metricSLOTokensMet},
+		{"requests it selected counted from spans that stand for more than one (sampled spans' adjusted counts above 1: see [Sampled traces](#sampled-traces))", metricSLOWeighted},
+		{"... the spans behind them", metricSLOWeightedSpans},
 		{"violations by constraint (`" + attrSLOConstraint + "`: ttft, tpot, itl, e2e, queue_time, error, `ttft:unknown`, ...) and, for a failed latency constraint, cause (`" +
 			attrSLOCause + "`: queue, prefill, kv_transfer, network, decode, output_length, unattributed)", metricSLOViolations},
 	} {

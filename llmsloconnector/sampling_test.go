@@ -104,7 +104,9 @@ func TestSampledCountsUnbiased(t *testing.T) {
 
 // TestTracestateOutcomes: a malformed threshold counts one request and is
 // counted in the connector's telemetry; with sampling_adjusted_counts off,
-// a valid threshold counts one too.
+// a valid threshold counts one too. The spans that counted above one, and
+// the requests they counted, are in llm.slo.weighted_spans and
+// llm.slo.requests.weighted.
 func TestTracestateOutcomes(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
@@ -113,15 +115,19 @@ func TestTracestateOutcomes(t *testing.T) {
 		ts        []string
 		requests  int64
 		malformed int64
+		// weighted and spans: the requests counted from spans standing
+		// for more than one, and those spans.
+		weighted, spans int64
 	}{
-		{"adjusted", true, 0, []string{"ot=th:c", "ot=th:8", "", "vendor=x"}, 4 + 2 + 1 + 1, 0},
-		{"malformed", true, 0, []string{"ot=th:zz", "ot=th:c"}, 1 + 4, 1},
-		{"at the default cap", true, 0, []string{"ot=th:fc", "ot=th:fe"}, 64 + 1, 1},
-		{"forged beyond the default cap", true, 0, []string{"ot=th:fffff", "ot=th:ff"}, 1 + 1, 2},
-		{"at a lowered cap", true, 4, []string{"ot=th:c", "ot=th:e"}, 4 + 1, 1},
-		{"beyond one in a million", true, adjusted.MaxCount, []string{"ot=th:ffffffffffffff", "ot=th:fffff"}, 1 + 1<<20, 1},
-		{"malformed, repeated", true, 0, []string{"ot=th:zz", "ot=th:zz", "ot=th:c", "ot=th:c"}, 1 + 1 + 4 + 4, 2},
-		{"off", false, 0, []string{"ot=th:c", "ot=th:zz"}, 2, 0},
+		{"adjusted", true, 0, []string{"ot=th:c", "ot=th:8", "", "vendor=x"}, 4 + 2 + 1 + 1, 0, 4 + 2, 2},
+		{"sampled at 100%", true, 0, []string{"ot=th:0", "ot=th:c"}, 1 + 4, 0, 4, 1},
+		{"malformed", true, 0, []string{"ot=th:zz", "ot=th:c"}, 1 + 4, 1, 4, 1},
+		{"at the default cap", true, 0, []string{"ot=th:fc", "ot=th:fe"}, 64 + 1, 1, 64, 1},
+		{"forged beyond the default cap", true, 0, []string{"ot=th:fffff", "ot=th:ff"}, 1 + 1, 2, 0, 0},
+		{"at a lowered cap", true, 4, []string{"ot=th:c", "ot=th:e"}, 4 + 1, 1, 4, 1},
+		{"beyond one in a million", true, adjusted.MaxCount, []string{"ot=th:ffffffffffffff", "ot=th:fffff"}, 1 + 1<<20, 1, 1 << 20, 1},
+		{"malformed, repeated", true, 0, []string{"ot=th:zz", "ot=th:zz", "ot=th:c", "ot=th:c"}, 1 + 1 + 4 + 4, 2, 4 + 4, 2},
+		{"off", false, 0, []string{"ot=th:c", "ot=th:zz"}, 2, 0, 0, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := caseConfig(t, "exponential")
@@ -140,6 +146,8 @@ func TestTracestateOutcomes(t *testing.T) {
 			assert.Equal(t, tt.requests, sumOver(md, metricSLOMet.name, slo))
 			assert.Equal(t, 100*tt.requests, sumOver(md, metricSLOTokensMet.name, slo))
 			assert.Equal(t, tt.requests, sumOver(md, histNames[histTTFT][layerClient], nil))
+			assert.Equal(t, tt.weighted, sumOver(md, metricSLOWeighted.name, slo))
+			assert.Equal(t, tt.spans, sumOver(md, metricSLOWeightedSpans.name, slo))
 			if tt.malformed == 0 {
 				_, err := tel.GetMetric(telemetryDefs.tracestate.name)
 				assert.Error(t, err)

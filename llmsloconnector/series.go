@@ -40,7 +40,10 @@ type series struct {
 // sloCounts are one SLO's counters in one series: a single allocation.
 type sloCounts struct {
 	selected, met, violated, unknown, tokensMet uint64
-	violations                                  [maxViolationNames]uint64 // by violationNames index, without a cause
+	// weighted counts the requests of selected that came from spans
+	// standing for more than one request; weightedSpans those spans.
+	weighted, weightedSpans uint64
+	violations              [maxViolationNames]uint64 // by violationNames index, without a cause
 	// causes[k][c] counts the violations of constraint k for cause c.
 	causes  [contract.NumConstraints][contract.NumCauses]uint64
 	goodput aggregate.Ratio
@@ -164,6 +167,10 @@ func (c *llmSLOConnector) recordSLOs(s *series, o *observation, now time.Time, n
 			s.slos[so.index] = sc
 		}
 		sc.add(so, o.tokens, now, n)
+		if o.adjusted > 1 {
+			sc.weighted += n
+			sc.weightedSpans++
+		}
 	}
 }
 

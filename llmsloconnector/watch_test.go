@@ -93,20 +93,3 @@ func TestUnmatchedStretchResets(t *testing.T) {
 	}
 	assert.Zero(t, logs.Len())
 }
-
-// TestTokenAwareITLDeprecated: the setting is accepted, has no effect, and
-// Start says so once.
-func TestTokenAwareITLDeprecated(t *testing.T) {
-	core, logs := observer.New(zapcore.WarnLevel)
-	set := connectortest.NewNopSettings(metadata.Type).TelemetrySettings
-	set.Logger = zap.New(core)
-	cfg := caseConfig(t, "exponential")
-	cfg.TokenAwareITL = true
-	c, err := newConnector(set, cfg, consumertest.NewNop())
-	require.NoError(t, err)
-	require.NoError(t, c.Start(context.Background(), componenttest.NewNopHost()))
-	require.NoError(t, c.Shutdown(context.Background()))
-	require.Equal(t, 1, logs.Len())
-	assert.Equal(t, "token_aware_itl is deprecated and has no effect on the llm_slo connector: "+
-		"the processor writes each gap with its weight; remove it from the connector's configuration", logs.All()[0].Message)
-}

@@ -149,6 +149,24 @@ func TestWindowSlides(t *testing.T) {
 	assert.False(t, ok)
 }
 
+// TestWindowHeaviest: the heaviest call is remembered per sub-window and
+// leaves the window with it; AddAll counts one call's total weight, and
+// invalid values weigh nothing.
+func TestWindowHeaviest(t *testing.T) {
+	cfg := NewSketchConfig(0.0039)
+	w := NewWindow(cfg, time.Minute, 6)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	assert.Equal(t, uint64(0), w.Heaviest(t0))
+	w.Add(t0, 1)
+	w.AddN(t0, 2, 7)
+	w.AddN(t0, math.NaN(), 50)
+	assert.Equal(t, uint64(7), w.Heaviest(t0))
+	w.AddAll(t0.Add(20*time.Second), []float64{1, 2, 3}, []uint64{1, 2, 3}, 2)
+	assert.Equal(t, uint64(12), w.Heaviest(t0.Add(20*time.Second)))
+	w.Add(t0.Add(95*time.Second), 1)
+	assert.Equal(t, uint64(1), w.Heaviest(t0.Add(95*time.Second)), "both heavy sub-windows left the window")
+}
+
 func TestMulSat(t *testing.T) {
 	for _, tt := range []struct{ a, b, want uint64 }{
 		{3, 4, 12},

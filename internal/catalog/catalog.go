@@ -42,6 +42,7 @@ const (
 	UnitRequests  = "{request}"
 	UnitViolation = "{violation}"
 	UnitRatio     = "1"
+	UnitSpans     = "{span}"
 )
 
 // The SLO metrics; every data point carries AttrSLOName.
@@ -53,6 +54,12 @@ var (
 	SLOTokensMet  = Metric{"llm.slo.output_tokens.met", UnitTokens, Counter}
 	SLOViolations = Metric{"llm.slo.violations", UnitViolation, Counter} // with AttrSLOConstraint, and AttrSLOCause for a latency constraint whose cause the span named
 	SLOGoodput    = Metric{"llm.slo.goodput", UnitRatio, Gauge}
+	// SLOWeighted counts the requests of SLORequests that came from spans
+	// standing for more than one request (a sampler's adjusted count above
+	// 1); SLOWeightedSpans counts those spans. Their ratio to SLORequests is
+	// the share of an SLO's counts that rests on the senders' sampling word.
+	SLOWeighted      = Metric{"llm.slo.requests.weighted", UnitRequests, Counter}
+	SLOWeightedSpans = Metric{"llm.slo.weighted_spans", UnitSpans, Counter}
 	// SLOPressure is a window quantile over a threshold, with AttrSLOConstraint.
 	SLOPressure = Metric{"llm.slo.pressure", UnitRatio, Gauge}
 )

@@ -197,15 +197,17 @@ func bareNumber(f float64, written string, latency bool) error {
 	return fmt.Errorf("%s has no unit: did you mean %s%s? (a bare number would be read as nanoseconds; units: ns, us, ms, s, m, h)", written, written, unit)
 }
 
-// Unmarshal decodes conf into cfg after Durations has found no duration
-// written without a unit: the body of a component Config's Unmarshal. cfg
+// Unmarshal decodes conf into cfg after Shape has found no unknown key and
+// no fractional whole number, and Durations no duration written without a
+// unit: the body of a component Config's Unmarshal. cfg
 // must not call Unmarshal on itself again through conf (confmap decodes a
 // type's own Unmarshaler only below the top level).
 func Unmarshal(conf *confmap.Conf, cfg any) error {
 	if conf == nil {
 		return nil
 	}
-	if err := Durations(conf.ToStringMap(), cfg); err != nil {
+	raw := conf.ToStringMap()
+	if err := errors.Join(Shape(raw, cfg), Durations(raw, cfg)); err != nil {
 		return err
 	}
 	return conf.Unmarshal(cfg)

@@ -4,7 +4,8 @@
 // Package registry lets an llm_slo connector learn, inside one collector
 // process, how the llm_slo processors in front of it are configured: the
 // attribute prefix they write under and the SLO names they judge. It is how
-// the connector needs no copy of the processor's configuration.
+// the connector needs no copy of the processor's configuration, its SLO
+// thresholds included.
 //
 // A processor registers when its factory creates it (every component of a
 // pipeline is created before any is started, so a connector's Start sees
@@ -14,8 +15,10 @@ package registry
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
+	"time"
 )
 
 // Processor is what one llm_slo processor tells the connectors.
@@ -35,6 +38,27 @@ type Processor struct {
 	// ExcludeUnknown names the SLOs of SLOs whose unknown verdicts are left
 	// out of the goodput ratio (unknown_verdicts: exclude).
 	ExcludeUnknown []string
+	// Thresholds, when set, are each SLO's configured thresholds (in the
+	// order of SLOs), by constraint name (ttft, tpot, ...): the value a
+	// request is judged against when it asks for no threshold of its own.
+	// A constraint the SLO does not bound with a configured value is
+	// absent. A connector's pressure gauge takes its thresholds from here.
+	Thresholds []map[string]time.Duration
+}
+
+// clone copies p deeply, without Definitions unless withDefinitions.
+func (p *Processor) clone(withDefinitions bool) *Processor {
+	e := &Processor{ID: p.ID, Prefix: p.Prefix, SLOs: slices.Clone(p.SLOs), ExcludeUnknown: slices.Clone(p.ExcludeUnknown)}
+	if withDefinitions {
+		e.Definitions = slices.Clone(p.Definitions)
+	}
+	if p.Thresholds != nil {
+		e.Thresholds = make([]map[string]time.Duration, len(p.Thresholds))
+		for i, m := range p.Thresholds {
+			e.Thresholds[i] = maps.Clone(m)
+		}
+	}
+	return e
 }
 
 var (
@@ -45,7 +69,7 @@ var (
 // Register records p until the returned function is called; calling that
 // function more than once is safe.
 func Register(p Processor) (unregister func()) {
-	e := &Processor{ID: p.ID, Prefix: p.Prefix, SLOs: slices.Clone(p.SLOs), ExcludeUnknown: slices.Clone(p.ExcludeUnknown)}
+	e := p.clone(false)
 	mu.Lock()
 	entries[e] = struct{}{}
 	mu.Unlock()
@@ -67,8 +91,7 @@ func RegisterUnique(p Processor) (unregister func(), err error) {
 			return nil, err
 		}
 	}
-	e := &Processor{ID: p.ID, Prefix: p.Prefix, SLOs: slices.Clone(p.SLOs), Definitions: slices.Clone(p.Definitions),
-		ExcludeUnknown: slices.Clone(p.ExcludeUnknown)}
+	e := p.clone(true)
 	entries[e] = struct{}{}
 	return func() {
 		mu.Lock()
@@ -97,7 +120,7 @@ func Processors() []Processor {
 	mu.Lock()
 	out := make([]Processor, 0, len(entries))
 	for e := range entries {
-		out = append(out, Processor{ID: e.ID, Prefix: e.Prefix, SLOs: slices.Clone(e.SLOs), ExcludeUnknown: slices.Clone(e.ExcludeUnknown)})
+		out = append(out, *e.clone(false))
 	}
 	mu.Unlock()
 	slices.SortFunc(out, func(a, b Processor) int {

@@ -5,6 +5,7 @@ package registry
 
 import (
 	"testing"
+	"time"
 )
 
 func TestRegisterUnregister(t *testing.T) {
@@ -25,5 +26,22 @@ func TestRegisterUnregister(t *testing.T) {
 	un2()
 	if got := Processors(); len(got) != 0 {
 		t.Fatalf("after both: %+v", got)
+	}
+}
+
+// TestThresholdsCopied: the thresholds are the registry's own copy, in
+// and out.
+func TestThresholdsCopied(t *testing.T) {
+	in := []map[string]time.Duration{{"ttft": time.Second}}
+	un := Register(Processor{ID: "llm_slo", Prefix: "llm.", SLOs: []string{"chat"}, Thresholds: in})
+	defer un()
+	in[0]["ttft"] = time.Hour
+	got := Processors()
+	if len(got) != 1 || got[0].Thresholds[0]["ttft"] != time.Second {
+		t.Fatalf("Processors() = %+v", got)
+	}
+	got[0].Thresholds[0]["ttft"] = time.Minute
+	if again := Processors(); again[0].Thresholds[0]["ttft"] != time.Second {
+		t.Fatalf("a caller changed the registry: %+v", again)
 	}
 }

@@ -123,7 +123,7 @@ connectors:
   llm_slo:
     metrics_flush_interval: 1s
     pressure:
-      slos: [{name: interactive, ttft: 500ms, tpot: 15ms, e2e: 2s}]
+      slos: [interactive]
   llm_slo/classic:
     metrics_flush_interval: 1s
     histogram:

@@ -181,7 +181,7 @@ func TestDashboardCommand(t *testing.T) {
 		}
 		require.NoError(t, json.Unmarshal([]byte(out), &d), cfg)
 		assert.Equal(t, "llmslo", d.UID)
-		assert.Len(t, d.Panels, 14+2, "%s: and a \"Why <SLO> misses\" panel per SLO (two in each)", cfg)
+		assert.Len(t, d.Panels, 15+2, "%s: and a \"Why <SLO> misses\" panel per SLO (two in each)", cfg)
 	}
 }
 

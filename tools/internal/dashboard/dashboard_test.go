@@ -59,10 +59,10 @@ func TestBuild(t *testing.T) {
 
 	titles, all := exprs(t, raw)
 	assert.Equal(t, []string{"Objectives", "Goodput against the objective", "Error budget remaining", "Burn rate",
-		"Goodput by model and layer", "Violations by constraint", "Why interactive misses", "Why engine_queue misses", "Decidable requests", "Good requests per second", "Token goodput",
+		"Goodput by model and layer", "Violations by constraint", "Why interactive misses", "Why engine_queue misses", "Decidable requests", "Weighted share", "Good requests per second", "Token goodput",
 		"Latency by model and layer (native histograms)", "TTFT P50 / P90 / P99", "TPOT P50 / P90 / P99",
 		"ITL (every gap) P50 / P90 / P99", "E2E P50 / P90 / P99"}, titles)
-	require.Len(t, all, 2+1+2+1+1+2+1+1+1+4*3)
+	require.Len(t, all, 2+1+2+1+1+2+1+1+1+1+4*3)
 	assert.Equal(t, `1 - slo:sli_error:ratio_rate5m{sloth_service="llmslo", sloth_slo=~"$slo"}`, all[0])
 	assert.Equal(t, `slo:period_error_budget_remaining:ratio{sloth_service="llmslo", sloth_slo=~"$slo"}`, all[2])
 	assert.Equal(t, `sum by (llm_slo_name, llm_slo_constraint) (rate(llm_slo_violations_total{llm_slo_name=~"$slo", gen_ai_request_model=~"$model", llm_layer=~"$layer", env="prod"}[$__rate_interval]))`, all[6])
@@ -74,7 +74,10 @@ func TestBuild(t *testing.T) {
 	}
 	assert.Equal(t, "1 - sum by (llm_slo_name) (rate(llm_slo_requests_unknown_total{llm_slo_name=~\"$slo\", gen_ai_request_model=~\"$model\", llm_layer=~\"$layer\", env=\"prod\"}[$__rate_interval]))\n/\n"+
 		"sum by (llm_slo_name) (rate(llm_slo_requests_total{llm_slo_name=~\"$slo\", gen_ai_request_model=~\"$model\", llm_layer=~\"$layer\", env=\"prod\"}[$__rate_interval]))", all[9])
-	assert.Equal(t, `histogram_quantile(0.99, sum by (gen_ai_request_model, llm_layer) (rate({__name__=~"gen_ai_server_time_to_first_token_seconds|gen_ai_client_operation_time_to_first_chunk_seconds", gen_ai_request_model=~"$model", llm_layer=~"$layer", env="prod"}[$__rate_interval])))`, all[14])
+	// The weighted share: requests counted from sampled spans / requests.
+	assert.Equal(t, "sum by (llm_slo_name) (rate(llm_slo_requests_weighted_total{llm_slo_name=~\"$slo\", gen_ai_request_model=~\"$model\", llm_layer=~\"$layer\", env=\"prod\"}[$__rate_interval]))\n/\n"+
+		"sum by (llm_slo_name) (rate(llm_slo_requests_total{llm_slo_name=~\"$slo\", gen_ai_request_model=~\"$model\", llm_layer=~\"$layer\", env=\"prod\"}[$__rate_interval]))", all[10])
+	assert.Equal(t, `histogram_quantile(0.99, sum by (gen_ai_request_model, llm_layer) (rate({__name__=~"gen_ai_server_time_to_first_token_seconds|gen_ai_client_operation_time_to_first_chunk_seconds", gen_ai_request_model=~"$model", llm_layer=~"$layer", env="prod"}[$__rate_interval])))`, all[15])
 	for _, e := range all {
 		assert.Equal(t, strings.Count(e, "("), strings.Count(e, ")"), e)
 	}

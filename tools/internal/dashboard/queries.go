@@ -152,7 +152,8 @@ func (q *queries) goodputByModel() cog.Builder[dashboard.Panel] {
 }
 
 // trafficPanels count requests: violations, and beside them why each SLO
-// misses, decidable share, good requests and tokens.
+// misses, decidable share, weighted (sampled) share, good requests and
+// tokens.
 func (q *queries) trafficPanels() []cog.Builder[dashboard.Panel] {
 	by := "sum by (" + promname.LabelSLOName + ") "
 	violations := series("Violations by constraint", "Requests per second failing each constraint (a request can fail several); error = failed requests, <constraint>:unknown = undecidable.", "reqps",
@@ -162,6 +163,10 @@ func (q *queries) trafficPanels() []cog.Builder[dashboard.Panel] {
 		series("Decidable requests", "Share of each SLO's requests whose verdict was decided (met or violated); the others are unknown: a value the SLO reads is missing from their spans "+
 			"(Violations by constraint names it, <constraint>:unknown). Unknown verdicts count as not met, or are left out of the SLI under unknown_verdicts: exclude. "+q.denominators(), "percentunit",
 			target(fmt.Sprintf("1 - %s(%s)\n/\n%s(%s)", by, rate(q.counters(promname.SLOUnknown)), by, rate(q.counters(promname.SLORequests))), "{{"+promname.LabelSLOName+"}} decidable")),
+		series("Weighted share", "Share of each SLO's requests counted from spans that stand for more than one request (a sampler's adjusted count above 1, "+
+			"read from the sender's tracestate and bounded by the connector's max_adjusted_count). A share that jumps without a sampling change means some sender claims "+
+			"to be sampled: its spans weigh up to max_adjusted_count requests each.", "percentunit",
+			target(fmt.Sprintf("%s(%s)\n/\n%s(%s)", by, rate(q.counters(promname.SLOWeighted)), by, rate(q.counters(promname.SLORequests))), "{{"+promname.LabelSLOName+"}} weighted")),
 		series("Good requests per second", "Requests meeting the SLO, per second.", "reqps",
 			target(by+"("+rate(q.counters(promname.SLOMet))+")", "{{"+promname.LabelSLOName+"}}")),
 		series("Token goodput", "Output tokens of the requests meeting the SLO, per second.", "none",

@@ -75,6 +75,10 @@ var (
 	SLOUnknown    = Metric(catalog.SLOUnknown)
 	SLOTokensMet  = Metric(catalog.SLOTokensMet)
 	SLOViolations = Metric(catalog.SLOViolations)
+	// SLOWeighted and SLOWeightedSpans: the requests counted from sampled
+	// spans (adjusted count above 1), and those spans.
+	SLOWeighted      = Metric(catalog.SLOWeighted)
+	SLOWeightedSpans = Metric(catalog.SLOWeightedSpans)
 	// LabelSLOName is the SLO's name on every series of the SLO.
 	LabelSLOName = Label(catalog.AttrSLOName)
 	// LabelSLOConstraint is the failed or unknown constraint on

@@ -17,14 +17,16 @@ import (
 // them in a real Prometheus).
 func TestNames(t *testing.T) {
 	for m, want := range map[catalog.Metric]string{
-		catalog.SLORequests:   "llm_slo_requests_total",
-		catalog.SLOMet:        "llm_slo_requests_met_total",
-		catalog.SLOViolated:   "llm_slo_requests_violated_total",
-		catalog.SLOUnknown:    "llm_slo_requests_unknown_total",
-		catalog.SLOTokensMet:  "llm_slo_output_tokens_met_total",
-		catalog.SLOViolations: "llm_slo_violations_total",
-		catalog.SLOGoodput:    "llm_slo_goodput_ratio",
-		catalog.SLOPressure:   "llm_slo_pressure_ratio",
+		catalog.SLORequests:      "llm_slo_requests_total",
+		catalog.SLOMet:           "llm_slo_requests_met_total",
+		catalog.SLOViolated:      "llm_slo_requests_violated_total",
+		catalog.SLOUnknown:       "llm_slo_requests_unknown_total",
+		catalog.SLOTokensMet:     "llm_slo_output_tokens_met_total",
+		catalog.SLOViolations:    "llm_slo_violations_total",
+		catalog.SLOGoodput:       "llm_slo_goodput_ratio",
+		catalog.SLOPressure:      "llm_slo_pressure_ratio",
+		catalog.SLOWeighted:      "llm_slo_requests_weighted_total",
+		catalog.SLOWeightedSpans: "llm_slo_weighted_spans_total",
 	} {
 		assert.Equal(t, want, Metric(m))
 	}
