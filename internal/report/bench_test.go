@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -19,11 +20,14 @@ import (
 	"github.com/llmslo/llmslo/internal/otlpfile"
 )
 
-// engineSpans are vLLM llm_request spans: timing attributes, no events.
+// engineSpans are vLLM llm_request spans: timing attributes, no events;
+// each batch of a thousand comes from one of four replicas
+// (service.instance.id), so the report's capacity sweep has work to do.
 func engineSpans(n, offset int) ptrace.Traces {
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	rs.Resource().Attributes().PutStr("service.name", "vllm")
+	rs.Resource().Attributes().PutStr("service.instance.id", fmt.Sprintf("vllm-%d", offset/1000%4))
 	spans := rs.ScopeSpans().AppendEmpty().Spans()
 	for i := range n {
 		id := uint64(offset + i + 1)
