@@ -6,6 +6,7 @@
 // clients do, and records the ground truth of every request.
 //
 //	llmloadgen -endpoint 127.0.0.1:4317 -rate 20 -duration 30s -truth truth.jsonl -summary
+//	llmloadgen -ramp 5:60 -replicas 2 -duration 60s -truth truth.jsonl
 package main
 
 import (
@@ -27,6 +28,8 @@ func main() {
 	flag.CommandLine.Usage = func() { usage(flag.CommandLine) }
 	endpoint := flag.String("endpoint", "127.0.0.1:4317", "collector OTLP/gRPC endpoint")
 	rate := flag.Float64("rate", 20, "requests per second (Poisson arrivals)")
+	ramp := flag.String("ramp", "", `FROM:TO: the rate rises (or falls) linearly from FROM to TO requests per second over -duration, replacing -rate (e.g. 5:60)`)
+	replicas := flag.Int("replicas", 1, "engines per model, taking its requests in turn (service.instance.id <model>-<n> on their engine spans)")
 	duration := flag.Duration("duration", 30*time.Second, "how long requests keep arriving")
 	seed := flag.Uint64("seed", 1, "random seed")
 	models := flag.String("models", "llama-3.1-8b-instruct=3,llama-3.1-70b-instruct=1,qwen2.5-1.5b-instruct=2", "model profiles with weights")
@@ -48,17 +51,30 @@ func main() {
 		os.Exit(2)
 	}
 
-	if err := run(*endpoint, *rate, *duration, *seed, *models, *shapes, *fast, *count, *modelAttr, *truthFile, *summary,
+	load := loadgen.Config{Rate: *rate, Duration: *duration, Replicas: *replicas}
+	if *ramp != "" {
+		if load.Ramp, err = loadgen.ParseRamp(*ramp); err != nil {
+			fmt.Fprintln(os.Stderr, "llmloadgen: -ramp:", err)
+			os.Exit(2)
+		}
+	}
+	if err := run(*endpoint, load, *seed, *models, *shapes, *fast, *count, *modelAttr, *truthFile, *summary,
 		loadgen.SLO{TTFT: *sloTTFT, TPOT: *sloTPOT, E2E: *sloE2E}); err != nil {
 		fmt.Fprintln(os.Stderr, "llmloadgen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(endpoint string, rate float64, duration time.Duration, seed uint64, models, shapes string, fast bool, count int,
+// run sends the load: load's Rate, Duration, Ramp and Replicas, the rest
+// from the other flags.
+func run(endpoint string, load loadgen.Config, seed uint64, models, shapes string, fast bool, count int,
 	modelAttr bool, truthFile string, summary bool, slo loadgen.SLO) error {
+	rate, duration := load.Rate, load.Duration
 	if rate <= 0 {
 		return fmt.Errorf("-rate must be positive")
+	}
+	if load.Replicas < 1 {
+		return fmt.Errorf("-replicas must be at least 1")
 	}
 	mw, err := loadgen.ParseWeights(models)
 	if err != nil {
@@ -69,7 +85,8 @@ func run(endpoint string, rate float64, duration time.Duration, seed uint64, mod
 		return fmt.Errorf("-shapes: %w", err)
 	}
 	cfg := loadgen.Config{Endpoint: endpoint, Rate: rate, Duration: duration, Seed: seed, Models: mw,
-		Shapes: map[loadgen.Shape]float64{}, Fast: fast, Count: count, ModelAttr: modelAttr, Incident: incidentCfg}
+		Shapes: map[loadgen.Shape]float64{}, Fast: fast, Count: count, ModelAttr: modelAttr, Incident: incidentCfg,
+		Ramp: load.Ramp, Replicas: load.Replicas}
 	for s, w := range sw {
 		cfg.Shapes[loadgen.Shape(s)] = w
 	}
@@ -106,7 +123,12 @@ func usage(fs *flag.FlagSet) {
 Sends LLM request spans to a collector over OTLP/gRPC, as instrumented
 servers and clients do, and records the ground truth of every span
 (-truth): TTFT, TPOT, ITL, E2E, and the parts of the latency (queue,
-prefill, KV transfer, network, decode).
+prefill, KV transfer, network, decode); for an engine span, its replica
+and that replica's engine spans in flight when it started (in_flight).
+
+Each model is served by -replicas engines that queue requests beyond
+their slots, so -ramp past what they hold shows where goodput drops
+(llmslo report's Capacity section reads it back from the spans).
 
 Shapes (-shapes):
   vllm     vLLM's llm_request span (queue, prefill, decode times)

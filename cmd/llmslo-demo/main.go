@@ -34,6 +34,7 @@ func main() {
 	listen := flag.String("listen", "127.0.0.1:4319", "where the collector exports metrics over OTLP/HTTP")
 	duration := flag.Duration("duration", 30*time.Second, "how long requests keep arriving")
 	rate := flag.Float64("rate", 20, "requests per second")
+	rampFlag := flag.String("ramp", "", "FROM:TO: the rate rises linearly from FROM to TO requests per second over -duration, replacing -rate (e.g. 5:60)")
 	refresh := flag.Duration("refresh", 5*time.Second, "table refresh interval")
 	seed := flag.Uint64("seed", 1, "random seed")
 	flush := flag.Duration("flush", 2*time.Second, "the connector's metrics_flush_interval (to wait for the last flush)")
@@ -46,7 +47,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "llmslo-demo:", err)
 		os.Exit(2)
 	}
-	if err := run(*endpoint, *listen, *duration, *rate, *refresh, *seed, *flush, *width, incident, os.Stdout); err != nil {
+	var ramp *loadgen.Ramp
+	if *rampFlag != "" {
+		if ramp, err = loadgen.ParseRamp(*rampFlag); err != nil {
+			fmt.Fprintln(os.Stderr, "llmslo-demo: -ramp:", err)
+			os.Exit(2)
+		}
+	}
+	if err := run(*endpoint, *listen, *duration, *rate, ramp, *refresh, *seed, *flush, *width, incident, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "llmslo-demo:", err)
 		os.Exit(1)
 	}
@@ -82,7 +90,7 @@ func demoIncident(f *loadgen.IncidentFlags, fs *flag.FlagSet) (*loadgen.Incident
 // demoModels are the models the demo sends, by weight.
 var demoModels = map[string]float64{"llama-3.1-8b-instruct": 3, "llama-3.1-70b-instruct": 1, "qwen2.5-1.5b-instruct": 2}
 
-func run(endpoint, listen string, duration time.Duration, rate float64, refresh time.Duration, seed uint64, flush time.Duration, width int,
+func run(endpoint, listen string, duration time.Duration, rate float64, ramp *loadgen.Ramp, refresh time.Duration, seed uint64, flush time.Duration, width int,
 	incident *loadgen.Incident, out io.Writer) error {
 	recv, err := otlpio.NewReceiver(listen)
 	if err != nil {
@@ -95,13 +103,17 @@ func run(endpoint, listen string, duration time.Duration, rate float64, refresh 
 	var mu sync.Mutex
 	var truths []loadgen.Truth
 	models := demoModels
-	cfg := loadgen.Config{Endpoint: endpoint, Rate: rate, Duration: duration, Seed: seed, Models: models, ModelAttr: true, Incident: incident,
+	cfg := loadgen.Config{Endpoint: endpoint, Rate: rate, Duration: duration, Seed: seed, Models: models, ModelAttr: true, Incident: incident, Ramp: ramp,
 		Shapes:  map[loadgen.Shape]float64{loadgen.ShapeVLLM: 1, loadgen.ShapeChunks: 1, loadgen.ShapeSemconv: 1},
 		OnTruth: func(t loadgen.Truth) { mu.Lock(); truths = append(truths, t); mu.Unlock() }}
 	start := time.Now()
 	done := make(chan error, 1)
 	go func() { _, err := loadgen.Run(ctx, cfg); done <- err }()
-	fmt.Fprintln(out, termtext.Wrap(fmt.Sprintf("sending ~%.0f requests/s for %s to %s (models %v; vLLM, chunk-event and semconv spans)", rate, duration, endpoint, sortedKeys(models)), width, "  "))
+	load := fmt.Sprintf("~%.0f requests/s", rate)
+	if ramp != nil {
+		load = fmt.Sprintf("from %g to %g requests/s", ramp.From, ramp.To)
+	}
+	fmt.Fprintln(out, termtext.Wrap(fmt.Sprintf("sending %s for %s to %s (models %v; vLLM, chunk-event and semconv spans)", load, duration, endpoint, sortedKeys(models)), width, "  "))
 	if incident != nil {
 		fmt.Fprintln(out, termtext.Wrap(fmt.Sprintf("incident %s in %s's requests from %s on: the report's \"Why SLO interactive misses\" should name %s",
 			incident.Kind, incident.Model, incident.After, incident.Kind.Cause()), width, "  "))
