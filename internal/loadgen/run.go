@@ -139,23 +139,10 @@ func Run(ctx context.Context, cfg Config) ([]Truth, error) {
 	s := &sender{providers: providers, rec: newRecorder(cfg), fast: cfg.Fast, modelAttr: cfg.ModelAttr}
 	turn, flights := map[string]int{}, inFlight{}
 
-	begin := time.Now()
-	if cfg.Fast {
-		// Arrivals spread over the past, so that every request has ended.
-		span := time.Duration(float64(cfg.Count) / max(cfg.Rate, 1) * float64(time.Second))
-		if cfg.Ramp != nil {
-			span = cfg.Duration
-		}
-		begin = begin.Add(-span - 2*time.Minute)
-	}
-	at, work := 0.0, 0.0 // seconds since begin; arrivals expected by then
+	begin := cfg.begin()
+	arrive := arrivals{cfg: &cfg, rng: rng}
 	for n := 0; ; n++ {
-		if cfg.Ramp != nil {
-			work += rng.ExpFloat64()
-			at = cfg.Ramp.at(work, cfg.Duration)
-		} else {
-			at += rng.ExpFloat64() / cfg.Rate
-		}
+		at := arrive.next()
 		if cfg.Fast && n >= cfg.Count || (!cfg.Fast || cfg.Ramp != nil) && at > cfg.Duration.Seconds() {
 			break
 		}
@@ -191,6 +178,39 @@ func Run(ctx context.Context, cfg Config) ([]Truth, error) {
 		_ = tp.ForceFlush(ctx)
 	}
 	return s.rec.all(), nil
+}
+
+// begin is the clock time of the run's time 0: now, or in Fast mode far
+// enough in the past that every request has ended.
+func (cfg *Config) begin() time.Time {
+	if !cfg.Fast {
+		return time.Now()
+	}
+	span := time.Duration(float64(cfg.Count) / max(cfg.Rate, 1) * float64(time.Second))
+	if cfg.Ramp != nil {
+		span = cfg.Duration
+	}
+	return time.Now().Add(-span - 2*time.Minute)
+}
+
+// arrivals draws the run's arrival times, one exponential draw each: at
+// the Rate, or along the Ramp.
+type arrivals struct {
+	cfg *Config
+	rng *rand.Rand
+	// at is the last arrival (seconds since begin), work the arrivals
+	// expected by then on the ramp.
+	at, work float64
+}
+
+func (a *arrivals) next() float64 {
+	if a.cfg.Ramp != nil {
+		a.work += a.rng.ExpFloat64()
+		a.at = a.cfg.Ramp.at(a.work, a.cfg.Duration)
+	} else {
+		a.at += a.rng.ExpFloat64() / a.cfg.Rate
+	}
+	return a.at
 }
 
 // sender writes the requests' spans and records their truths.

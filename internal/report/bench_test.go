@@ -192,3 +192,29 @@ func BenchmarkMemoryPerRequest(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCapacity measures the capacity alone (capacity.go: the sweep
+// over every start and end, the levels per SLO and group) on 200,000
+// engine spans of four replicas, the part of BenchmarkReport's
+// engine_spans_200k the capacity adds after the inputs are read.
+func BenchmarkCapacity(b *testing.B) {
+	e, err := NewEngine(context.Background(), goldenOptions(&testing.T{}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for off := 0; off < 200_000; off += 1000 {
+		if err := e.Consume(context.Background(), engineSpans(1000, off)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := e.Close(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	order := e.groupOrder()
+	b.ResetTimer()
+	for b.Loop() {
+		if c := e.capacity(order); len(c) != 2 {
+			b.Fatalf("%d capacities", len(c))
+		}
+	}
+}

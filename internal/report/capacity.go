@@ -132,7 +132,14 @@ type loadSweep struct {
 func (e *Engine) sweepLoad() *loadSweep {
 	ng := len(e.groups)
 	s := &loadSweep{peak: make([]int64, ng), p99: make([]int64, ng), replicas: make([]int64, ng), keys: make([]uint64, ng)}
-	var starts, ends []flightEvent
+	n := 0
+	for _, rec := range e.recs.all() {
+		if rec.replica != 0 {
+			n++
+		}
+	}
+	s.placed = make([]placed, 0, n)
+	starts, ends := make([]flightEvent, 0, n), make([]flightEvent, 0, n)
 	seen := map[uint64]struct{}{}
 	var prev uint64 = math.MaxUint64
 	for idx, rec := range e.recs.all() {
@@ -241,24 +248,19 @@ func (e *Engine) capacity(order []uint32) []schema.Capacity {
 		return out
 	}
 	s := e.sweepLoad()
-	// The placed requests by group, then load.
-	byLoad := make([]uint32, len(s.placed))
-	for k := range byLoad {
-		byLoad[k] = uint32(k)
+	// The placed requests by group, then load: counting sorts, by load
+	// then stably by group, linear in the requests.
+	all := make([]uint32, len(s.placed))
+	for k := range all {
+		all[k] = uint32(k)
 	}
-	slices.SortFunc(byLoad, func(a, b uint32) int {
-		if c := cmp.Compare(s.placed[a].grp, s.placed[b].grp); c != 0 {
-			return c
-		}
-		return cmp.Compare(s.level[a], s.level[b])
-	})
-	from := make([]int, len(e.groups)+1) // group g's are byLoad[from[g]:from[g+1]]
-	for _, k := range byLoad {
-		from[s.placed[k].grp+1]++
+	maxLevel := uint32(0)
+	for _, l := range s.level {
+		maxLevel = max(maxLevel, l)
 	}
-	for g := range e.groups {
-		from[g+1] += from[g]
-	}
+	byLevel, _ := countingSort(all, int(maxLevel)+1, func(k uint32) int { return int(s.level[k]) })
+	// group g's are byLoad[from[g]:from[g+1]]
+	byLoad, from := countingSort(byLevel, len(e.groups), func(k uint32) int { return int(s.placed[k].grp) })
 	for i, def := range e.slos {
 		if def.objective <= 0 {
 			continue
@@ -280,6 +282,26 @@ func (e *Engine) capacity(order []uint32) []schema.Capacity {
 		}
 	}
 	return out
+}
+
+// countingSort orders ks stably by key, each in [0, buckets), and returns
+// where each key's run starts (buckets+1 offsets).
+func countingSort(ks []uint32, buckets int, key func(uint32) int) ([]uint32, []int) {
+	from := make([]int, buckets+1)
+	for _, k := range ks {
+		from[key(k)+1]++
+	}
+	for b := range buckets {
+		from[b+1] += from[b]
+	}
+	out := make([]uint32, len(ks))
+	next := slices.Clone(from[:buckets])
+	for _, k := range ks {
+		b := key(k)
+		out[next[b]] = k
+		next[b]++
+	}
+	return out, from
 }
 
 // loadLevels counts SLO i's verdicts on the placed requests ks (sorted by
