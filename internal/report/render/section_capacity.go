@@ -226,7 +226,7 @@ func capacityRequests(c schema.Capacity) int64 {
 
 var capacityTemplate = htmlTemplate("capacity", `<h2>Capacity: goodput by load per replica</h2>
 {{if .Empty}}<p>{{.Empty}}</p>{{else}}<p>{{.Note}}</p>
-<table><tr><th>SLO</th><th>group</th><th class="l">replicas by</th><th>objective</th><th>knee (in flight)</th><th>peak in flight</th><th>P99 in flight</th><th>replicas</th><th>needed at peak</th><th>needed at P99</th></tr>
+<table><tr><th>SLO</th><th class="l">group</th><th class="l">replicas by</th><th>objective</th><th>knee (in flight)</th><th>peak in flight</th><th>P99 in flight</th><th>replicas</th><th>needed at peak</th><th>needed at P99</th></tr>
 {{range .Rows}}<tr><td>{{.SLO}}</td><td class="l">{{.Group}}</td><td class="l">{{.ReplicaKey}}</td><td>{{.Objective}}</td><td>{{.Knee}}</td><td>{{.Peak}}</td><td>{{.P99}}</td><td>{{.Replicas}}</td><td>{{.Needed}}</td><td>{{.NeededP99}}</td></tr>
 {{end}}</table>
 {{if .Shown}}<p class="sub">Plots of the SLOs and groups{{.Shown}}.</p>{{end}}
