@@ -226,7 +226,8 @@ func capacityRequests(c schema.Capacity) int64 {
 
 var capacityTemplate = htmlTemplate("capacity", `<h2>Capacity: goodput by load per replica</h2>
 {{if .Empty}}<p>{{.Empty}}</p>{{else}}<p>{{.Note}}</p>
-<table><tr><th>SLO</th><th class="l">group</th><th class="l">replicas by</th><th>objective</th><th>knee (in flight)</th><th>peak in flight</th><th>P99 in flight</th><th>replicas</th><th>needed at peak</th><th>needed at P99</th></tr>
+<p class="sub">Knee, peak and P99: requests in flight; needed: replicas at the peak.</p>
+<table><tr><th>SLO</th><th class="l">group</th><th class="l">replicas by</th><th>objective</th><th>knee</th><th>peak</th><th>P99</th><th>replicas</th><th>needed</th><th>at P99</th></tr>
 {{range .Rows}}<tr><td>{{.SLO}}</td><td class="l">{{.Group}}</td><td class="l">{{.ReplicaKey}}</td><td>{{.Objective}}</td><td>{{.Knee}}</td><td>{{.Peak}}</td><td>{{.P99}}</td><td>{{.Replicas}}</td><td>{{.Needed}}</td><td>{{.NeededP99}}</td></tr>
 {{end}}</table>
 {{if .Shown}}<p class="sub">Plots of the SLOs and groups{{.Shown}}.</p>{{end}}
@@ -262,7 +263,7 @@ var (
 // objective as a horizontal line and the knee as a vertical one.
 func capacityPlot(r *schema.Report, c schema.Capacity) template.HTML {
 	p := newPlot(fmt.Sprintf("SLO %s, %s: goodput by requests in flight on the replica", c.SLO, r.GroupName(c.Group)),
-		"requests in flight on the replica when the request started", "goodput")
+		"requests in flight on the replica when the request started", "goodput (bars: 95% interval)")
 	var pts capacityPoints
 	for _, l := range c.Levels {
 		if l.Goodput.Valid() && l.CILow.Valid() && l.CIHigh.Valid() {
@@ -285,7 +286,7 @@ func capacityPlot(r *schema.Report, c schema.Capacity) template.HTML {
 	p.X.Min, p.X.Max = max(0, lo-1), hi+1
 	p.Y.Min, p.Y.Max = 0, 1.02
 	p.X.Tick.Marker = niceTicks{integer: true}
-	entries := []legendEntry{{"goodput, 95% interval", []plot.Thumbnailer{sc}}}
+	entries := []legendEntry{{"goodput", []plot.Thumbnailer{sc}}}
 	if obj := capacityObjective(r, c); obj.Valid() {
 		l, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: float64(obj)}, {X: p.X.Max, Y: float64(obj)}})
 		if err == nil {
