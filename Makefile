@@ -8,6 +8,7 @@ DIST := dist/otelcol-llmslo
 FUZZTIME ?= 30s
 DURATION ?= 30s
 RATE ?= 20
+RAMP ?=
 INCIDENT ?=
 
 .PHONY: help
@@ -73,8 +74,8 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 30s)
 	done
 
 .PHONY: run
-run: dist ## Build, start the collector on config/demo.yaml, send sample spans and ~30s of load (DURATION, RATE), show the live table and the report on the captured traces, stop; INCIDENT=queue|long_prompt|ttft injects one at 10s
-	@DURATION=$(DURATION) RATE=$(RATE) INCIDENT=$(INCIDENT) scripts/demo.sh
+run: dist ## Build, start the collector on config/demo.yaml, send sample spans and ~30s of load (DURATION, RATE; RAMP=5:60 rises past the engines' capacity), show the live table and the report on the captured traces, stop; INCIDENT=queue|long_prompt|ttft injects one at 10s
+	@DURATION=$(DURATION) RATE=$(RATE) RAMP=$(RAMP) INCIDENT=$(INCIDENT) scripts/demo.sh
 
 .PHONY: collector
 collector: dist ## Run the distribution alone on config/collector.yaml (OTLP on 0.0.0.0:4317/4318)

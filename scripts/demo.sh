@@ -61,18 +61,24 @@ for _ in $(seq 1 100); do
 done
 
 echo
-echo ">> driving the collector with the load generator for ${DURATION:-30s} at ${RATE:-20} requests/s"
+load=(-rate "${RATE:-20}")
+if [ -n "${RAMP:-}" ]; then
+  load=(-ramp "$RAMP")
+  echo ">> driving the collector with the load generator for ${DURATION:-30s}, rising from ${RAMP%%:*} to ${RAMP##*:} requests/s"
+else
+  echo ">> driving the collector with the load generator for ${DURATION:-30s} at ${RATE:-20} requests/s"
+fi
 echo ">> (Prometheus exposition of the same metrics: http://127.0.0.1:9464/metrics)"
 incident=()
 if [ -n "${INCIDENT:-}" ]; then
   incident=(-incident-model llama-3.1-8b-instruct -incident-kind "$INCIDENT" -incident-at 10s)
 fi
-bin/llmloadgen -endpoint 127.0.0.1:4317 -listen 127.0.0.1:4319 -duration "${DURATION:-30s}" -rate "${RATE:-20}" -flush 2s "${incident[@]}"
+bin/llmloadgen -endpoint 127.0.0.1:4317 -listen 127.0.0.1:4319 -duration "${DURATION:-30s}" "${load[@]}" -flush 2s "${incident[@]}"
 echo ">> done; stopping the collector"
 stop "$pid" TERM
 stop "$capture_pid" INT
 echo
-echo ">> llmslo report on the captured traces (the SLO part; the whole report: llmslo-report.html)"
+echo ">> llmslo report on the captured traces (the SLO and capacity part; the whole report: llmslo-report.html)"
 bin/llmslo report --quiet --config config/demo.yaml "$traces" | sed -n '/^SLO /,/^Latency/p' | sed '$d'
 bin/llmslo report --quiet --config config/demo.yaml --format html --out llmslo-report.html "$traces"
 echo ">> wrote llmslo-report.html (open it in a browser); the traces stay in $traces"

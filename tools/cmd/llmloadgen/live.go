@@ -79,8 +79,12 @@ func live(ctx context.Context, cfg loadgen.Config, opt liveOptions, out io.Write
 	start := time.Now()
 	done := make(chan error, 1)
 	go func() { _, err := loadgen.Run(ctx, cfg); done <- err }()
-	fmt.Fprintln(out, termtext.Wrap(fmt.Sprintf("sending ~%.0f requests/s for %s to %s (models %v; shapes %v)",
-		cfg.Rate, cfg.Duration, cfg.Endpoint, sortedKeys(cfg.Models), sortedKeys(cfg.Shapes)), opt.width, "  "))
+	load := fmt.Sprintf("~%.0f requests/s", cfg.Rate)
+	if cfg.Ramp != nil {
+		load = fmt.Sprintf("from %g to %g requests/s", cfg.Ramp.From, cfg.Ramp.To)
+	}
+	fmt.Fprintln(out, termtext.Wrap(fmt.Sprintf("sending %s for %s to %s (models %v; shapes %v)",
+		load, cfg.Duration, cfg.Endpoint, sortedKeys(cfg.Models), sortedKeys(cfg.Shapes)), opt.width, "  "))
 	if inc := cfg.Incident; inc != nil {
 		fmt.Fprintln(out, termtext.Wrap(fmt.Sprintf("incident %s in %s's requests from %s on: the report's \"Why SLO interactive misses\" should name %s",
 			inc.Kind, inc.Model, inc.After, inc.Kind.Cause()), opt.width, "  "))

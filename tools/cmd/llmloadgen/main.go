@@ -9,6 +9,7 @@
 //
 //	llmloadgen -endpoint 127.0.0.1:4317 -rate 20 -duration 30s -truth truth.jsonl -summary
 //	llmloadgen -endpoint 127.0.0.1:4317 -listen 127.0.0.1:4319
+//	llmloadgen -ramp 5:60 -replicas 2 -duration 60s -truth truth.jsonl
 package main
 
 import (
@@ -27,6 +28,8 @@ import (
 // flags are the command's flags, parsed.
 type flags struct {
 	endpoint, models, shapes, truthFile string
+	ramp                                string
+	replicas                            int
 	rate                                float64
 	duration                            time.Duration
 	seed                                uint64
@@ -40,6 +43,8 @@ type flags struct {
 func (f *flags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.endpoint, "endpoint", "127.0.0.1:4317", "collector OTLP/gRPC endpoint")
 	fs.Float64Var(&f.rate, "rate", 20, "requests per second (Poisson arrivals)")
+	fs.StringVar(&f.ramp, "ramp", "", `FROM:TO: the rate rises (or falls) linearly from FROM to TO requests per second over -duration, replacing -rate (e.g. 5:60)`)
+	fs.IntVar(&f.replicas, "replicas", 1, "engines per model, taking its requests in turn (service.instance.id <model>-<n> on their engine spans)")
 	fs.DurationVar(&f.duration, "duration", 30*time.Second, "how long requests keep arriving")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed")
 	fs.StringVar(&f.models, "models", "llama-3.1-8b-instruct=3,llama-3.1-70b-instruct=1,qwen2.5-1.5b-instruct=2", "model profiles with weights")
@@ -89,6 +94,16 @@ func (f *flags) config(fs *flag.FlagSet) (loadgen.Config, error) {
 	if f.rate <= 0 {
 		return loadgen.Config{}, fmt.Errorf("-rate must be positive")
 	}
+	if f.replicas < 1 {
+		return loadgen.Config{}, fmt.Errorf("-replicas must be at least 1")
+	}
+	var ramp *loadgen.Ramp
+	if f.ramp != "" {
+		var err error
+		if ramp, err = loadgen.ParseRamp(f.ramp); err != nil {
+			return loadgen.Config{}, fmt.Errorf("-ramp: %w", err)
+		}
+	}
 	mw, err := loadgen.ParseWeights(f.models)
 	if err != nil {
 		return loadgen.Config{}, fmt.Errorf("-models: %w", err)
@@ -102,7 +117,8 @@ func (f *flags) config(fs *flag.FlagSet) (loadgen.Config, error) {
 		return loadgen.Config{}, err
 	}
 	cfg := loadgen.Config{Endpoint: f.endpoint, Rate: f.rate, Duration: f.duration, Seed: f.seed, Models: mw,
-		Shapes: map[loadgen.Shape]float64{}, Fast: f.fast, Count: f.count, ModelAttr: f.modelAttr, Incident: incident}
+		Shapes: map[loadgen.Shape]float64{}, Fast: f.fast, Count: f.count, ModelAttr: f.modelAttr, Incident: incident,
+		Ramp: ramp, Replicas: f.replicas}
 	for s, w := range sw {
 		cfg.Shapes[loadgen.Shape(s)] = w
 	}
@@ -141,7 +157,12 @@ func usage(fs *flag.FlagSet) {
 Sends LLM request spans to a collector over OTLP/gRPC, as instrumented
 servers and clients do, and records the ground truth of every span
 (-truth): TTFT, TPOT, ITL, E2E, and the parts of the latency (queue,
-prefill, KV transfer, network, decode).
+prefill, KV transfer, network, decode); for an engine span, its replica
+and that replica's engine spans in flight when it started (in_flight).
+
+Each model is served by -replicas engines that queue requests beyond
+their slots, so -ramp past what they hold shows where goodput drops
+(llmslo report's Capacity section reads it back from the spans).
 
 Shapes (-shapes):
   vllm     vLLM's llm_request span (queue, prefill, decode times)

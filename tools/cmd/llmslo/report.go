@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,7 +35,10 @@ llm_slo processor, else the processor's defaults), and reports per SLO and per g
 goodput with its 95% confidence interval, violations by constraint and combination, the
 goodput attainable without each constraint, the SLO-scale sweep, exact latency percentiles,
 TTFT/TPOT/ITL/E2E as vLLM, AIPerf/GenAI-Perf, LLMPerf, GuideLLM, SGLang, DistServe and
-llmslo define them, and the slowest requests with their trace and span IDs.`,
+llmslo define them, the slowest requests with their trace and span IDs, and the capacity:
+per SLO with an objective, goodput by the requests in flight on the replica when each
+server-layer request started, the knee where it stops holding the objective, and the
+replicas the observed peak needs.`,
 		Example: `  llmslo report --config config/collector.yaml traces.jsonl
   llmslo report --slo 'interactive:ttft=500ms,tpot=15ms,e2e=2s' --format html --out report.html traces.pb.gz
   llmslo capture --listen 127.0.0.1:4320 --out traces.pb & ... ; llmslo report traces.pb`,
@@ -44,13 +48,15 @@ llmslo define them, and the slowest requests with their trace and span IDs.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.configPath, "config", "", "collector configuration file: its llm_slo processor's settings are applied")
 	fl.StringVar(&f.processorID, "processor", "", `which llm_slo processor of --config (e.g. "llm_slo/edge"); needed when it has several`)
-	fl.StringArrayVar(&f.slos, "slo", nil, `an SLO to judge, added to the configuration's: "NAME:ttft=500ms,tpot=15ms,itl=..,e2e=..,queue_time=.." (repeatable)`)
+	fl.StringArrayVar(&f.slos, "slo", nil, `an SLO to judge, added to the configuration's: "NAME:ttft=500ms,tpot=15ms,itl=..,e2e=..,queue_time=..,objective=99" (repeatable; objective in percent)`)
 	fl.StringVar(&f.format, "format", "text", "text, markdown, json or html")
 	fl.StringVarP(&f.out, "out", "o", "", "write the report to this file (default standard output)")
 	fl.StringVar(&f.by, "by", strings.Join(report.DefaultBy, ","), `group dimensions: model, layer, preset, or any span/resource attribute key`)
 	fl.Int64Var(&f.maxGaps, "max-gaps", 64<<20, "inter-token gaps kept for exact pooled ITL percentiles (8 bytes each); beyond it, a 1% sketch")
 	fl.IntVar(&f.top, "top", 10, "slowest requests listed per metric")
 	fl.IntVar(&f.maxGroups, "max-groups", report.DefaultMaxGroups, `groups reported, one of them "(other groups)" holding the requests of every group past the rest`)
+	fl.StringVar(&f.capacityBy, "capacity-by", strings.Join(report.DefaultCapacityBy, ","), "resource attributes naming a server-layer request's replica for the capacity, the first present wins")
+	fl.IntVar(&f.capacityMin, "capacity-min-requests", report.DefaultCapacityMinRequests, "fewest requests of a capacity load level: adjacent levels merge from the lowest until each has them")
 	fl.IntVar(&f.workers, "workers", 0, "inputs' pieces decoded and processed at once (0: one per core); the report is the same for any number")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on standard error")
 	fl.Int64Var(&f.limits.MaxDecodedBytes, "max-decoded-bytes", otlpfile.DefaultMaxDecodedBytes, "bytes read after decompression, over all inputs, before giving up (a gzip bomb stops here)")
@@ -60,9 +66,10 @@ llmslo define them, and the slowest requests with their trace and span IDs.`,
 
 type reportFlags struct {
 	configPath, processorID, format, out, by string
+	capacityBy                               string
 	slos                                     []string
 	maxGaps                                  int64
-	top, maxGroups, workers                  int
+	top, maxGroups, workers, capacityMin     int
 	quiet                                    bool
 	limits                                   otlpfile.ReadLimits
 }
@@ -76,6 +83,9 @@ func runReport(cmd *cobra.Command, args []string, f *reportFlags) error {
 	}
 	if f.maxGroups < 2 {
 		return fmt.Errorf("--max-groups %d: must be at least 2 (one group and the overflow group)", f.maxGroups)
+	}
+	if f.capacityMin < 1 {
+		return fmt.Errorf("--capacity-min-requests %d: must be at least 1 (1: no level merged)", f.capacityMin)
 	}
 	cfg, id, err := loadConfig(cmd, f.configPath, f.processorID)
 	if err != nil {
@@ -97,10 +107,9 @@ func runReport(cmd *cobra.Command, args []string, f *reportFlags) error {
 		return err
 	}
 	opts := report.Options{Processor: report.NewProcessor(llmsloprocessor.NewFactory(), cfg), ProcessorID: id, MaxGaps: f.maxGaps, Top: f.top, MaxGroups: f.maxGroups, Workers: f.workers}
-	for _, d := range strings.Split(f.by, ",") {
-		if d = strings.TrimSpace(d); d != "" {
-			opts.By = append(opts.By, d)
-		}
+	opts.By, opts.CapacityBy, opts.CapacityMinRequests = splitList(f.by), splitList(f.capacityBy), f.capacityMin
+	if len(opts.CapacityBy) == 0 {
+		return fmt.Errorf("--capacity-by: name at least one attribute (default %s)", strings.Join(report.DefaultCapacityBy, ","))
 	}
 	var progress io.Writer
 	if !f.quiet {
@@ -178,7 +187,18 @@ func loadConfig(cmd *cobra.Command, path, id string) (*llmsloprocessor.Config, s
 	return nil, "", fmt.Errorf("%s: no processor %q: it has %s", path, id, strings.Join(ids, ", "))
 }
 
-// parseSLO parses "NAME:ttft=500ms,tpot=15ms".
+// splitList splits a comma-separated flag, blanks dropped.
+func splitList(s string) []string {
+	var out []string
+	for _, d := range strings.Split(s, ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// parseSLO parses "NAME:ttft=500ms,tpot=15ms,objective=99".
 func parseSLO(s string) (llmsloprocessor.SLOConfig, error) {
 	name, spec, ok := strings.Cut(s, ":")
 	sc := llmsloprocessor.SLOConfig{Name: strings.TrimSpace(name)}
@@ -189,6 +209,14 @@ func parseSLO(s string) (llmsloprocessor.SLOConfig, error) {
 		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
 		if !ok {
 			return sc, fmt.Errorf("%q: want constraint=duration", part)
+		}
+		if strings.TrimSpace(k) == "objective" {
+			o, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				return sc, fmt.Errorf("objective: %q is not a number (a percentage, such as 99)", v)
+			}
+			sc.Objective = &o // the configuration's Validate checks the range
+			continue
 		}
 		d, err := time.ParseDuration(strings.TrimSpace(v))
 		if err != nil {

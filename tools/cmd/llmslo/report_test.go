@@ -53,6 +53,10 @@ func TestReportCommandErrors(t *testing.T) {
 		{"--slo", "a:ttft=fast", "x.json"},
 		{"--slo", "a:speed=1s", "x.json"},
 		{"--processor", "llm_slo/x", "x.json"},
+		// A real input: the flag is what fails.
+		{"--capacity-min-requests", "0", "../../internal/report/testdata/vectors/v1.json"},
+		{"--capacity-by", " , ", "../../internal/report/testdata/vectors/v1.json"},
+		{"--slo", "a:ttft=1s,objective=0.99", "../../internal/report/testdata/vectors/v1.json"},
 		{"does-not-exist.json"},
 	} {
 		cmd := newReportCommand()
@@ -75,6 +79,8 @@ func TestParseSLO(t *testing.T) {
 		{spec: "b: tpot = 15ms , itl=35ms,queue_time=50ms", want: llmsloprocessor.SLOConfig{Name: "b", TPOT: ptrDur(15 * time.Millisecond),
 			ITL: ptrDur(35 * time.Millisecond), QueueTime: ptrDur(50 * time.Millisecond)}},
 		{spec: "c:speed=1s", err: `unknown constraint "speed": allowed are ttft, tpot, itl, e2e, queue_time`},
+		{spec: "d:ttft=1s,objective=99.5", want: llmsloprocessor.SLOConfig{Name: "d", TTFT: ptrDur(time.Second), Objective: ptrFloat(99.5)}},
+		{spec: "e:ttft=1s,objective=high", err: `objective: "high" is not a number (a percentage, such as 99)`},
 	}
 	for _, tt := range tests {
 		got, err := parseSLO(tt.spec)
@@ -122,4 +128,29 @@ func TestReportSkipsCorruptRecord(t *testing.T) {
 		assert.Equal(t, int64(2), r.Requests, "workers %s", workers)
 		assert.Equal(t, "llmslo report: warning: "+path+": OTLP protobuf message 2: malformed protobuf: unexpected EOF: skipped\n", stderr.String(), "workers %s", workers)
 	}
+}
+
+func ptrFloat(f float64) *float64 { return &f }
+
+// TestReportCapacityFlags: --capacity-by and --capacity-min-requests reach
+// the report, and --slo's objective its SLO.
+func TestReportCapacityFlags(t *testing.T) {
+	cmd := newReportCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetArgs([]string{"--quiet", "--format", "json", "--slo", "fast:ttft=150ms,objective=99", "--capacity-by", "k8s.pod.name, host.name",
+		"--capacity-min-requests", "5", "../../internal/report/testdata/vectors/v1.json"})
+	require.NoError(t, cmd.Execute())
+	var r struct {
+		CapacityBy  []string `json:"capacity_by"`
+		CapacityMin int      `json:"capacity_min_requests"`
+		SLOs        []struct {
+			Objective *float64 `json:"objective"`
+		} `json:"slos"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &r))
+	assert.Equal(t, []string{"k8s.pod.name", "host.name"}, r.CapacityBy)
+	assert.Equal(t, 5, r.CapacityMin)
+	require.Len(t, r.SLOs, 1)
+	assert.Equal(t, ptrFloat(0.99), r.SLOs[0].Objective)
 }

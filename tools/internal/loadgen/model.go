@@ -108,6 +108,11 @@ type Request struct {
 	// Incident is the kind of the incident that changed the request, ""
 	// when none did.
 	Incident IncidentKind
+	// Replica is the engine that served it (ReplicaName); InFlight, for a
+	// request written as an engine span, that replica's engine spans in
+	// flight when it arrived, itself included.
+	Replica  string
+	InFlight int
 }
 
 // TTFT is the engine's time to first token.
@@ -144,9 +149,11 @@ func (r *Request) disaggregate(p Profile, rng *rand.Rand) {
 // Engine simulates one model's server: arrivals queue when all slots are
 // busy, so queueing grows with load.
 type Engine struct {
-	P     Profile
-	rng   *rand.Rand
-	slots []float64 // time (s, arrival clock) each slot frees up
+	P Profile
+	// Replica names the engine on its requests.
+	Replica string
+	rng     *rand.Rand
+	slots   []float64 // time (s, arrival clock) each slot frees up
 }
 
 // NewEngine returns an engine for p with its own random stream.
@@ -167,7 +174,7 @@ func (e *Engine) meanOne(sigma float64) float64 {
 // clock; arrivals must be non-decreasing).
 func (e *Engine) Next(at float64) Request {
 	p := e.P
-	r := Request{Model: p.Name}
+	r := Request{Model: p.Name, Replica: e.Replica}
 	r.InputTokens = max(1, int(e.lognormal(p.InputMedian, p.InputSigma)))
 	r.OutputTokens = min(p.MaxOutput, max(1, int(e.lognormal(p.OutputMedian, p.OutputSigma))))
 	r.Failed = e.rng.Float64() < p.ErrorRate

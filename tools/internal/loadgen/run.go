@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -48,6 +49,13 @@ type Config struct {
 	Exporter sdktrace.SpanExporter
 	// Incident, if set, changes one model's requests from a point on.
 	Incident *Incident
+	// Ramp, if set, replaces Rate: the rate changes linearly over
+	// Duration (in Fast mode too, where Count still bounds the requests).
+	Ramp *Ramp
+	// Replicas serve each model (0: one), taking its requests in turn;
+	// each is an engine of its own, named by ReplicaName on its engine
+	// spans' resource (service.instance.id).
+	Replicas int
 }
 
 // ParseWeights parses "a=2,b=1,c" (weight 1 when omitted).
@@ -126,32 +134,30 @@ func Run(ctx context.Context, cfg Config) ([]Truth, error) {
 	defer shutdown(providers)
 
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
-	engines := map[string]*Engine{}
-	for i, name := range ProfileNames() {
-		engines[name] = NewEngine(Profiles[name], cfg.Seed+uint64(i)*7919)
-	}
+	engines := newEngines(cfg.replicas(), cfg.Seed)
 	models, shapes := newPicker(cfg.Models), newPicker(shapeWeights)
 	s := &sender{providers: providers, rec: newRecorder(cfg), fast: cfg.Fast, modelAttr: cfg.ModelAttr}
+	turn, flights := map[string]int{}, inFlight{}
 
-	begin := time.Now()
-	if cfg.Fast {
-		// Arrivals spread over the past, so that every request has ended.
-		span := time.Duration(float64(cfg.Count) / max(cfg.Rate, 1) * float64(time.Second))
-		begin = begin.Add(-span - 2*time.Minute)
-	}
-	at := 0.0 // seconds since begin
+	begin := cfg.begin()
+	arrive := arrivals{cfg: &cfg, rng: rng}
 	for n := 0; ; n++ {
-		at += rng.ExpFloat64() / cfg.Rate
-		if cfg.Fast && n >= cfg.Count || !cfg.Fast && at > cfg.Duration.Seconds() {
+		at := arrive.next()
+		if cfg.Fast && n >= cfg.Count || (!cfg.Fast || cfg.Ramp != nil) && at > cfg.Duration.Seconds() {
 			break
 		}
 		model, shape := models.pick(rng), Shape(shapes.pick(rng))
-		req := engines[model].Next(at)
+		eng := engines[model][turn[model]]
+		turn[model] = (turn[model] + 1) % len(engines[model])
+		req := eng.Next(at)
 		cfg.Incident.apply(&req, at)
 		arrival := begin.Add(Durations(at))
 		chunkRng := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
 		if shape == ShapeTRTLLM {
 			req.disaggregate(Profiles[model], chunkRng)
+		}
+		if shape.serves() {
+			req.InFlight = flights.arrive(req.Replica, arrival.UnixNano(), serverEnd(&req, arrival).UnixNano())
 		}
 		emit := func() { s.emit(shape, &req, arrival, chunkRng) }
 		if cfg.Fast {
@@ -174,6 +180,39 @@ func Run(ctx context.Context, cfg Config) ([]Truth, error) {
 	return s.rec.all(), nil
 }
 
+// begin is the clock time of the run's time 0: now, or in Fast mode far
+// enough in the past that every request has ended.
+func (cfg *Config) begin() time.Time {
+	if !cfg.Fast {
+		return time.Now()
+	}
+	span := time.Duration(float64(cfg.Count) / max(cfg.Rate, 1) * float64(time.Second))
+	if cfg.Ramp != nil {
+		span = cfg.Duration
+	}
+	return time.Now().Add(-span - 2*time.Minute)
+}
+
+// arrivals draws the run's arrival times, one exponential draw each: at
+// the Rate, or along the Ramp.
+type arrivals struct {
+	cfg *Config
+	rng *rand.Rand
+	// at is the last arrival (seconds since begin), work the arrivals
+	// expected by then on the ramp.
+	at, work float64
+}
+
+func (a *arrivals) next() float64 {
+	if a.cfg.Ramp != nil {
+		a.work += a.rng.ExpFloat64()
+		a.at = a.cfg.Ramp.at(a.work, a.cfg.Duration)
+	} else {
+		a.at += a.rng.ExpFloat64() / a.cfg.Rate
+	}
+	return a.at
+}
+
 // sender writes the requests' spans and records their truths.
 type sender struct {
 	providers map[string]*sdktrace.TracerProvider // by service.name
@@ -185,17 +224,25 @@ type sender struct {
 	ends      []func() // fast mode: the joined client spans to end
 }
 
-func (s *sender) tracer(service string) trace.Tracer {
-	return s.providers[service].Tracer("github.com/llmslo/llmslo/tools/cmd/llmloadgen")
+// tracer is the tracer of service, on replica for an engine's service.
+func (s *sender) tracer(service, replica string) trace.Tracer {
+	return s.providers[providerKey(service, replica)].Tracer("github.com/llmslo/llmslo/tools/cmd/llmloadgen")
 }
+
+// providerKey names the provider of service on replica ("" for a client).
+func providerKey(service, replica string) string { return service + "\x00" + replica }
 
 func (s *sender) emit(shape Shape, req *Request, arrival time.Time, rng *rand.Rand) {
 	if shape != ShapeJoined {
-		s.rec.record(Emit(s.tracer(shape.Service()), shape, req, arrival, rng, s.modelAttr))
+		replica := ""
+		if shape.serves() {
+			replica = req.Replica
+		}
+		s.rec.record(Emit(s.tracer(shape.Service(), replica), shape, req, arrival, rng, s.modelAttr))
 		return
 	}
 	svc := shape.Services()
-	engine, client, end := EmitJoined(s.tracer(svc[0]), s.tracer(svc[1]), req, arrival, rng, s.modelAttr)
+	engine, client, end := EmitJoined(s.tracer(svc[0], ""), s.tracer(svc[1], req.Replica), req, arrival, rng, s.modelAttr)
 	s.rec.record(engine)
 	s.rec.record(client)
 	if s.fast {
@@ -214,7 +261,12 @@ func (s *sender) endJoined(ctx context.Context) {
 	if len(s.ends) == 0 {
 		return
 	}
-	_ = s.providers[ShapeJoined.Services()[1]].ForceFlush(ctx)
+	prefix := providerKey(ShapeJoined.Services()[1], "")
+	for key, tp := range s.providers {
+		if strings.HasPrefix(key, prefix) { // the engine's, on every replica
+			_ = tp.ForceFlush(ctx)
+		}
+	}
 	for _, end := range s.ends {
 		end()
 	}
@@ -239,7 +291,34 @@ func (cfg *Config) check() (map[string]float64, error) {
 			return nil, err
 		}
 	}
+	if cfg.Ramp != nil && cfg.Duration <= 0 {
+		return nil, fmt.Errorf("a ramp needs a positive duration to rise over")
+	}
+	if cfg.Replicas < 0 || cfg.Replicas > maxReplicas {
+		return nil, fmt.Errorf("replicas: %d, want 1 to %d", cfg.Replicas, maxReplicas)
+	}
 	return shapeWeights, nil
+}
+
+// maxReplicas bounds Config.Replicas: each is an OTLP exporter per engine
+// service.
+const maxReplicas = 64
+
+// replicas is Config.Replicas, at least one.
+func (cfg *Config) replicas() int { return max(1, cfg.Replicas) }
+
+// newEngines returns n engines per built-in model, each with its own
+// random stream (replica 0's is the one a single engine has always had).
+func newEngines(n int, seed uint64) map[string][]*Engine {
+	engines := map[string][]*Engine{}
+	for i, name := range ProfileNames() {
+		for r := range n {
+			e := NewEngine(Profiles[name], uint64(i)*7919+uint64(r)*104729+seed)
+			e.Replica = ReplicaName(name, r)
+			engines[name] = append(engines[name], e)
+		}
+	}
+	return engines
 }
 
 func shapeNames() string {
@@ -251,32 +330,60 @@ func shapeNames() string {
 }
 
 // newProviders returns one tracer provider per service of the run's
-// shapes, each with the service name of the producer it imitates.
+// shapes, each with the service name of the producer it imitates; an
+// engine's service has one per replica of every model, its
+// service.instance.id the replica's name.
 func newProviders(ctx context.Context, cfg Config) (map[string]*sdktrace.TracerProvider, error) {
 	providers := map[string]*sdktrace.TracerProvider{}
 	for _, sh := range AllShapes {
 		if _, ok := cfg.Shapes[sh]; !ok {
 			continue
 		}
-		for _, svc := range sh.Services() {
-			exp := cfg.Exporter
-			if exp == nil {
-				var err error
-				if exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(cfg.Endpoint), otlptracegrpc.WithInsecure()); err != nil {
-					shutdown(providers)
-					return nil, err
+		for i, svc := range sh.Services() {
+			instances := []string{""}
+			if sh.serves() && i == len(sh.Services())-1 {
+				instances = nil
+				for _, m := range ProfileNames() {
+					for r := range cfg.replicas() {
+						instances = append(instances, ReplicaName(m, r))
+					}
 				}
 			}
-			res := resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName(svc))
-			// A long stream has more chunk events than the SDK's default limit
-			// of 128, beyond which it drops the oldest (the first tokens).
-			limits := sdktrace.NewSpanLimits()
-			limits.EventCountLimit = 1 << 14
-			providers[svc] = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithRawSpanLimits(limits),
-				sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(500*time.Millisecond), sdktrace.WithMaxQueueSize(65536)))
+			if err := addProviders(ctx, cfg, providers, svc, instances); err != nil {
+				shutdown(providers)
+				return nil, err
+			}
 		}
 	}
 	return providers, nil
+}
+
+// addProviders adds service's provider on each instance ("" for none).
+func addProviders(ctx context.Context, cfg Config, providers map[string]*sdktrace.TracerProvider, svc string, instances []string) error {
+	for _, inst := range instances {
+		if _, ok := providers[providerKey(svc, inst)]; ok {
+			continue
+		}
+		exp := cfg.Exporter
+		if exp == nil {
+			var err error
+			if exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(cfg.Endpoint), otlptracegrpc.WithInsecure()); err != nil {
+				return err
+			}
+		}
+		attrs := []attribute.KeyValue{semconv.ServiceName(svc)}
+		if inst != "" {
+			attrs = append(attrs, semconv.ServiceInstanceID(inst))
+		}
+		res := resource.NewWithAttributes(semconv.SchemaURL, attrs...)
+		// A long stream has more chunk events than the SDK's default limit
+		// of 128, beyond which it drops the oldest (the first tokens).
+		limits := sdktrace.NewSpanLimits()
+		limits.EventCountLimit = 1 << 14
+		providers[providerKey(svc, inst)] = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithRawSpanLimits(limits),
+			sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(500*time.Millisecond), sdktrace.WithMaxQueueSize(65536)))
+	}
+	return nil
 }
 
 func shutdown(providers map[string]*sdktrace.TracerProvider) {

@@ -110,6 +110,11 @@ type Truth struct {
 	OutputTokens   int       `json:"output_tokens,omitempty"`
 	InputTokens    int       `json:"input_tokens,omitempty"`
 	StartUnixNano  int64     `json:"start_unix_nano"`
+	// Replica is an engine span's service.instance.id; InFlight the
+	// replica's engine spans in flight at its start (span start <= it <
+	// span end), itself included.
+	Replica  string `json:"replica,omitempty"`
+	InFlight int    `json:"in_flight,omitempty"`
 }
 
 func ptr(v float64) *float64 { return &v }
@@ -202,7 +207,7 @@ func mark(tr *Truth, req *Request, client bool) {
 
 func engineTruth(shape Shape, service string, req *Request, arrival time.Time) Truth {
 	return Truth{Model: req.Model, Shape: shape, Layer: "server", Service: service, StartUnixNano: arrival.UnixNano(),
-		QueueTime: ptr(req.Queue), InputTokens: req.InputTokens}
+		QueueTime: ptr(req.Queue), InputTokens: req.InputTokens, Replica: req.Replica, InFlight: req.InFlight}
 }
 
 func engineAttrs(req *Request, arrival time.Time, modelAttr bool) []attribute.KeyValue {
@@ -231,7 +236,7 @@ func emitVLLM(ctx context.Context, tracer trace.Tracer, shape Shape, req *Reques
 		tr.Error = true
 		span.SetAttributes(attrs...)
 		span.SetStatus(codes.Error, "engine error")
-		return finish(span, &tr, arrival.Add(Durations(req.Queue+0.01)))
+		return finish(span, &tr, serverEnd(req, arrival))
 	}
 	ttft, e2e := req.TTFT(), req.E2E()
 	attrs = append(attrs,
@@ -248,7 +253,7 @@ func emitVLLM(ctx context.Context, tracer trace.Tracer, shape Shape, req *Reques
 	engineParts(&tr, req)
 	// vLLM ends the span when its output processor handles the final
 	// output, a little after the last token.
-	return finish(span, &tr, arrival.Add(Durations(e2e+0.0002)))
+	return finish(span, &tr, serverEnd(req, arrival))
 }
 
 // emitTRTLLM writes TensorRT-LLM's span: its times in seconds, the KV
@@ -262,7 +267,7 @@ func emitTRTLLM(tracer trace.Tracer, req *Request, arrival time.Time, modelAttr 
 		tr.Error = true
 		span.SetAttributes(attrs...)
 		span.SetStatus(codes.Error, "engine error")
-		return finish(span, &tr, arrival.Add(Durations(req.Queue+0.01)))
+		return finish(span, &tr, serverEnd(req, arrival))
 	}
 	ttft, e2e := req.TTFT(), req.E2E()
 	span.SetAttributes(append(attrs,
@@ -278,7 +283,7 @@ func emitTRTLLM(tracer trace.Tracer, req *Request, arrival time.Time, modelAttr 
 	tr.TTFT, tr.E2E, tr.OutputTokens = ptr(ttft), ptr(e2e), req.OutputTokens
 	tr.TPOT = tpot(ttft, e2e, req.OutputTokens)
 	engineParts(&tr, req)
-	return finish(span, &tr, arrival.Add(Durations(e2e+0.0002)))
+	return finish(span, &tr, serverEnd(req, arrival))
 }
 
 func clientAttrs(req *Request) []attribute.KeyValue {

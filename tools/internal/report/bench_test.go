@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -19,11 +20,14 @@ import (
 	"github.com/llmslo/llmslo/tools/internal/otlpfile"
 )
 
-// engineSpans are vLLM llm_request spans: timing attributes, no events.
+// engineSpans are vLLM llm_request spans: timing attributes, no events;
+// each batch of a thousand comes from one of four replicas
+// (service.instance.id), so the report's capacity sweep has work to do.
 func engineSpans(n, offset int) ptrace.Traces {
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	rs.Resource().Attributes().PutStr("service.name", "vllm")
+	rs.Resource().Attributes().PutStr("service.instance.id", fmt.Sprintf("vllm-%d", offset/1000%4))
 	spans := rs.ScopeSpans().AppendEmpty().Spans()
 	for i := range n {
 		id := uint64(offset + i + 1)
@@ -186,5 +190,31 @@ func BenchmarkMemoryPerRequest(b *testing.B) {
 			}
 			b.ReportMetric(float64(recordSize), "B/record")
 		})
+	}
+}
+
+// BenchmarkCapacity measures the capacity alone (capacity.go: the sweep
+// over every start and end, the levels per SLO and group) on 200,000
+// engine spans of four replicas, the part of BenchmarkReport's
+// engine_spans_200k the capacity adds after the inputs are read.
+func BenchmarkCapacity(b *testing.B) {
+	e, err := NewEngine(context.Background(), goldenOptions(&testing.T{}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for off := 0; off < 200_000; off += 1000 {
+		if err := e.Consume(context.Background(), engineSpans(1000, off)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := e.Close(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	order := e.groupOrder()
+	b.ResetTimer()
+	for b.Loop() {
+		if c := e.capacity(order); len(c) != 2 {
+			b.Fatalf("%d capacities", len(c))
+		}
 	}
 }

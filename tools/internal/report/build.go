@@ -33,6 +33,7 @@ func (e *Engine) build(inputs []string) *Report {
 		MaxGroups: e.opts.MaxGroups, OverflowRequests: e.overflowed,
 		Spans: e.spans.Load(), Requests: int64(e.recs.count()), Failed: e.failed,
 		Duration: schema.NaN(), Sweep: []schema.SweepCurve{},
+		CapacityBy: e.opts.CapacityBy, CapacityMinRequests: e.opts.CapacityMinRequests, CapacityUnplaced: e.replicas.unplaced,
 	}
 	if r.Inputs == nil {
 		r.Inputs = []string{}
@@ -48,7 +49,7 @@ func (e *Engine) build(inputs []string) *Report {
 	lat := e.latencySections(order)
 	defs := e.definitionSections()
 	tasks := append(lat.tasks, defs.tasks...) // the largest first
-	tasks = append(tasks, func() { r.Slowest = e.slowestLists() })
+	tasks = append(tasks, func() { r.Slowest = e.slowestLists() }, func() { r.Capacity = e.capacity(order) })
 	for i := range e.slos {
 		tasks = append(tasks,
 			func() { r.SLOs[i] = e.sloReport(i, order, float64(r.Duration)) },

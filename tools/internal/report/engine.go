@@ -6,6 +6,7 @@ package report
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -53,6 +54,13 @@ type Options struct {
 	// values (a request ID, a million models) costs bounded memory and a
 	// report of bounded length.
 	MaxGroups int
+	// CapacityBy lists the resource attributes that name a server-layer
+	// request's replica for the capacity, the first present wins (default
+	// DefaultCapacityBy; at most 16).
+	CapacityBy []string
+	// CapacityMinRequests is the fewest requests of a load level before
+	// adjacent levels merge (0: DefaultCapacityMinRequests).
+	CapacityMinRequests int
 }
 
 // Processor is the llm_slo processor as the engine runs it: the
@@ -147,7 +155,8 @@ type Engine struct {
 	// (contentZ), and the choices-chunk gaps of the latter (choicesZ).
 	plain, contentZ, choicesZ *pool
 	slowest                   [numMetrics]topK
-	misses                    []topK // per SLO, by E2E
+	misses                    []topK   // per SLO, by E2E
+	replicas                  replicas // capacity.go
 
 	scratch struct {
 		batch batch // consume's, under mu
@@ -162,6 +171,9 @@ type sloDef struct {
 	// excludeUnknown: goodput is over the decidable requests only
 	// (unknown_verdicts: exclude), as the rules and the connector count it.
 	excludeUnknown bool
+	// objective is the share of requests that must meet the SLO, 0 to 1;
+	// 0 when none is configured.
+	objective float64
 }
 
 // Verdict bits, one uint16 per SLO per record: selected, error, then a
@@ -180,7 +192,8 @@ const (
 // (widen the verdicts first) rather than overflow into another field.
 var _ [16 - (vUnkShift + constraintBits)]struct{}
 
-// record is what is kept of one LLM request span (72 bytes).
+// record is what is kept of one LLM request span (72 bytes: replica fills
+// the padding after failed).
 type record struct {
 	start int64 // span start, Unix ns
 	dur   int64 // span end - start, ns
@@ -189,6 +202,9 @@ type record struct {
 	outTokens                      int32
 	group                          uint32
 	failed                         bool
+	// replica is a server-layer request's replica index + 1 (capacity.go),
+	// 0 for none.
+	replica uint32
 }
 
 // The metrics of the latency table, in report order.
@@ -226,6 +242,15 @@ func NewEngine(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.MaxGroups <= 0 {
 		opts.MaxGroups = DefaultMaxGroups
 	}
+	if len(opts.CapacityBy) == 0 {
+		opts.CapacityBy = DefaultCapacityBy
+	}
+	if len(opts.CapacityBy) > maxCapacityBy {
+		return nil, fmt.Errorf("report: %d replica attributes: at most %d", len(opts.CapacityBy), maxCapacityBy)
+	}
+	if opts.CapacityMinRequests <= 0 {
+		opts.CapacityMinRequests = DefaultCapacityMinRequests
+	}
 	e := &Engine{
 		opts: opts, keys: contract.NewKeys(proc.AttributePrefix), sloIx: map[string]int{},
 		events: map[string]*preset.Events{}, eventNames: map[string]bool{},
@@ -239,7 +264,7 @@ func NewEngine(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	for _, s := range proc.SLOs {
 		e.sloIx[s.Name] = len(e.slos)
-		e.slos = append(e.slos, sloDef{name: s.Name, limits: s.Limits.Ordered(), excludeUnknown: s.ExcludeUnknown})
+		e.slos = append(e.slos, sloDef{name: s.Name, limits: s.Limits.Ordered(), excludeUnknown: s.ExcludeUnknown, objective: s.Objective / 100})
 		e.misses = append(e.misses, topK{k: opts.Top})
 	}
 	e.presetEvents(proc.Events)
@@ -309,11 +334,12 @@ func (e *Engine) extractAll(td ptrace.Traces, b *batch) {
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
 		res := rs.Resource().Attributes()
+		replica := e.replicaOf(res)
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			spans := sss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
-				e.extract(spans.At(k), res, b)
+				e.extract(spans.At(k), res, replica, b)
 			}
 		}
 	}
@@ -360,11 +386,12 @@ type extent struct{ from, to int }
 // row is one LLM request span as extract read it: everything that needs
 // none of the engine's shared state, so that it is read on any core.
 type row struct {
-	span ptrace.Span
-	res  pcommon.Map
-	end  int64
-	r    record
-	v    spanView
+	span    ptrace.Span
+	res     pcommon.Map
+	replica replicaName
+	end     int64
+	r       record
+	v       spanView
 	// inDefs: the request is in the definitions, with stream.
 	inDefs bool
 	stream streamRec
@@ -375,14 +402,14 @@ type row struct {
 }
 
 // extract reads one span into b when it is an LLM request span.
-func (e *Engine) extract(span ptrace.Span, res pcommon.Map, b *batch) {
+func (e *Engine) extract(span ptrace.Span, res pcommon.Map, replica replicaName, b *batch) {
 	attrs := span.Attributes()
 	src, ok := attrs.Get(e.keys.Source)
 	if !ok || src.Type() != pcommon.ValueTypeStr {
 		return // not an LLM request span
 	}
 	start, end := int64(span.StartTimestamp()), int64(span.EndTimestamp())
-	w := row{span: span, res: res, end: end,
+	w := row{span: span, res: res, replica: replica, end: end,
 		r: record{start: start, dur: max(0, end-start), ttft: math.NaN(), tpot: math.NaN(), e2e: math.NaN(),
 			itlMax: math.NaN(), queue: math.NaN(), outTokens: -1, failed: span.Status().Code() == ptrace.StatusCodeError},
 		v: spanView{source: src.Str(), parts: unknownParts(), serverQueue: math.NaN()}}
@@ -452,6 +479,7 @@ func (e *Engine) apply(b *batch, w *row, verdicts []uint16, causes []causeSet) {
 	e.verdicts.addSlice(verdicts)
 	e.causes.addSlice(causes)
 	r.group = e.groupOf(w.span.Attributes(), w.res, v)
+	r.replica = e.replicas.place(w.replica, v.layer, r.start)
 	e.recs.add(r)
 	e.addMisses(idx, w.span, &v.parts)
 	e.slowest[mTTFT].add(r.ttft, w.span, idx)

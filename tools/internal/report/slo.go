@@ -27,7 +27,11 @@ type sloAcc struct {
 
 func (e *Engine) sloReport(i int, order []uint32, dur float64) schema.SLOReport {
 	def := e.slos[i]
-	rep := schema.SLOReport{Name: def.name, Constraints: map[string]float64{}, UnknownVerdicts: string(slo.UnknownBad), Denominator: schema.DenominatorRequests}
+	rep := schema.SLOReport{Name: def.name, Constraints: map[string]float64{}, UnknownVerdicts: string(slo.UnknownBad), Denominator: schema.DenominatorRequests,
+		Objective: schema.NaN()}
+	if def.objective > 0 {
+		rep.Objective = schema.Num(def.objective)
+	}
 	if def.excludeUnknown {
 		rep.UnknownVerdicts, rep.Denominator = string(slo.UnknownExclude), schema.DenominatorDecidable
 	}

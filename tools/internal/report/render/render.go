@@ -31,6 +31,7 @@ var sections = []section{
 	{doc: summaryDoc, html: summaryHTML},
 	{doc: slosDoc, html: slosHTML},
 	{doc: attributionDoc, html: attributionHTML},
+	{doc: capacityDoc, html: capacityHTML},
 	{doc: latencyDoc, html: latencyHTML},
 	{doc: definitionsDoc, html: definitionsHTML},
 	{doc: slowestDoc},

@@ -53,6 +53,19 @@ type Report struct {
 	Slowest     map[string][]Slow `json:"slowest"`
 	Timeline    []Timeline        `json:"timeline"`
 
+	// CapacityBy lists the resource attributes that name a request's
+	// replica, the first present wins; CapacityMinRequests is the fewest
+	// requests a load level holds before adjacent levels are merged.
+	CapacityBy          []string `json:"capacity_by"`
+	CapacityMinRequests int      `json:"capacity_min_requests"`
+	// CapacityUnplaced counts the server-layer requests left out of
+	// Capacity: no CapacityBy attribute on their resource, no start time,
+	// or a replica past the report's bound on replicas.
+	CapacityUnplaced int64 `json:"capacity_unplaced"`
+	// Capacity is goodput by load per replica, one entry per SLO with an
+	// objective and group with server-layer requests on a known replica.
+	Capacity []Capacity `json:"capacity"`
+
 	// CDFs are thinned sorted values per group and metric, for the HTML
 	// plots only: not part of the JSON.
 	CDFs []CDF `json:"-"`
@@ -115,6 +128,9 @@ type SLOReport struct {
 	// (met + violated).
 	UnknownVerdicts string `json:"unknown_verdicts"`
 	Denominator     string `json:"denominator"`
+	// Objective is the share of selected requests that must meet the SLO,
+	// between 0 and 1; null when the configuration gives none.
+	Objective Num `json:"objective"`
 	// Groups: the first is every request the SLO selected, then one per
 	// group that has any.
 	Groups []SLOGroup `json:"groups"`
@@ -333,6 +349,61 @@ type TimelineBucket struct {
 	Met      int64 `json:"met"`
 	Violated int64 `json:"violated"`
 	Unknown  int64 `json:"unknown"`
+}
+
+// Capacity is one SLO's goodput on one group's server-layer requests by
+// the load each met on arrival: the requests of its replica in flight at
+// its start, itself included.
+type Capacity struct {
+	SLO   string `json:"slo"`
+	Group Group  `json:"group"`
+	// ReplicaKey names the attribute that told the replicas apart (several,
+	// comma-separated, when requests differed in which one they carry).
+	ReplicaKey string `json:"replica_key"`
+	// Levels in ascending order of load.
+	Levels []CapacityLevel `json:"levels"`
+	// Knee is KneeFound, KneeNotReached or KneeNone; KneeInFlight is the
+	// highest load that holds the objective when found, else null.
+	KneeInFlight *int64 `json:"knee_in_flight"`
+	Knee         string `json:"knee"`
+	// PeakInFlight is the most of the group's requests in flight at once
+	// across its replicas; P99InFlight the level that total stays at or
+	// under for 99% of the report's duration.
+	PeakInFlight int64 `json:"peak_in_flight"`
+	P99InFlight  int64 `json:"p99_in_flight"`
+	// ReplicasObserved served the group's requests; ReplicasNeeded is
+	// ceil(PeakInFlight / KneeInFlight), ReplicasNeededP99 the same at
+	// P99InFlight: null unless the knee is found.
+	ReplicasObserved  int64  `json:"replicas_observed"`
+	ReplicasNeeded    *int64 `json:"replicas_needed"`
+	ReplicasNeededP99 *int64 `json:"replicas_needed_p99"`
+}
+
+// The knee's verdicts (Capacity.Knee).
+const (
+	// KneeFound: a level fails the objective; the knee is the level below.
+	KneeFound = "found"
+	// KneeNotReached: every observed level holds the objective.
+	KneeNotReached = "not_reached"
+	// KneeNone: even the lowest level fails it.
+	KneeNone = "none"
+)
+
+// CapacityLevel is the goodput of the requests that met one load, or a
+// range of loads merged to hold enough requests.
+type CapacityLevel struct {
+	// InFlight is the level, or the lowest of a merged range;
+	// InFlightMax the highest, equal when not merged.
+	InFlight    int64 `json:"in_flight"`
+	InFlightMax int64 `json:"in_flight_max"`
+	// Requests is the goodput's denominator (under unknown_verdicts:
+	// exclude, the decidable requests); Goodput = Met / Requests with its
+	// Wilson score 95% interval [CILow, CIHigh].
+	Requests int64 `json:"requests"`
+	Met      int64 `json:"met"`
+	Goodput  Num   `json:"goodput"`
+	CILow    Num   `json:"ci_low"`
+	CIHigh   Num   `json:"ci_high"`
 }
 
 // Num is a float64 that is null in JSON when it is NaN or infinite, and
