@@ -25,6 +25,10 @@ dist: $(BUILDER) ## Build the collector distribution into ./dist (the first buil
 	@PROGRESS_LOG=dist/build.log scripts/progress.sh "building $(DIST) (log: dist/build.log)" $(BUILDER) --config builder-config.yaml
 	@$(DIST) components | grep -A1 -E 'name: llm_slo' | head -4
 
+.PHONY: dist-sources
+dist-sources: $(BUILDER) ## Generate the distribution's sources into ./dist without compiling them (bench links them with symbols)
+	@$(BUILDER) --config builder-config.yaml --skip-compilation > /dev/null
+
 .PHONY: cli
 cli: ## Build the llmslo command (rules, dashboard, report, capture) into bin/llmslo
 	$(GO) build -o bin/llmslo ./cmd/llmslo
@@ -78,6 +82,10 @@ collector: dist ## Run the distribution alone on config/collector.yaml (OTLP on 
 .PHONY: bench
 bench: ## Benchmarks side by side (processor vs bare pass, connector vs spanmetrics, the built collector); writes BENCHMARKS.md
 	bench/run.sh
+
+.PHONY: bench-instructions
+bench-instructions: ## Only the built collectors' instructions per span under callgrind (CALLGRIND_N, CALLGRIND_REPS, CALLGRIND_SHAPES; part of bench)
+	bench/collector_instructions.sh
 
 .PHONY: clean
 clean: ## Remove build output

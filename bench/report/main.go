@@ -47,6 +47,7 @@ func main() {
 	r.processorSection(&b)
 	r.connectorSection(&b)
 	b.WriteString(instructionsSection(filepath.Join(*dir, "instructions.txt")))
+	b.WriteString(collectorInstructionsSection(*dir))
 	r.assemblySection(&b)
 	r.pipelineSection(&b)
 	b.WriteString(loadTable(filepath.Join(*dir, "load.txt")))

@@ -1,0 +1,275 @@
+// Copyright The llmslo Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/llmslo/llmslo/bench/callgrind"
+)
+
+// gcField is the results field the "outside the GC" figures subtract: the
+// inclusive count of the GC's entry points (callgrind.IsGCEntry).
+const gcField = "gc_inclusive"
+
+// irRuns are the lines of results/collector_instructions.txt, by shape, arm
+// and repetition, then by the spans the run was fed.
+type irRuns map[string]map[string]map[int]map[int]map[string]float64
+
+func readIRRuns(path string) (irRuns, []string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	runs := irRuns{}
+	var shapes []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 || fields[0] != "callgrind" {
+			continue
+		}
+		kv := map[string]string{}
+		nums := map[string]float64{}
+		for _, f := range fields[1:] {
+			if k, v, ok := strings.Cut(f, "="); ok {
+				kv[k] = v
+				nums[k], _ = strconv.ParseFloat(v, 64)
+			}
+		}
+		shape, arm := kv["shape"], kv["arm"]
+		rep, spans := int(nums["rep"]), int(nums["spans"])
+		if runs[shape] == nil {
+			runs[shape] = map[string]map[int]map[int]map[string]float64{}
+			shapes = append(shapes, shape)
+		}
+		if runs[shape][arm] == nil {
+			runs[shape][arm] = map[int]map[int]map[string]float64{}
+		}
+		if runs[shape][arm][rep] == nil {
+			runs[shape][arm][rep] = map[int]map[string]float64{}
+		}
+		runs[shape][arm][rep][spans] = nums
+	}
+	return runs, shapes, sc.Err()
+}
+
+// perSpan is, per repetition in order, (v(2N) − v(N)) / N of what value
+// reads from a run.
+func (r irRuns) perSpan(shape, arm string, value func(map[string]float64) float64) []float64 {
+	reps := r[shape][arm]
+	var keys []int
+	for k := range reps {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var out []float64
+	for _, k := range keys {
+		var ns []int
+		for n := range reps[k] {
+			ns = append(ns, n)
+		}
+		slices.Sort(ns)
+		if len(ns) != 2 || ns[1] != 2*ns[0] {
+			continue
+		}
+		out = append(out, (value(reps[k][ns[1]])-value(reps[k][ns[0]]))/float64(ns[0]))
+	}
+	return out
+}
+
+func total(m map[string]float64) float64     { return m["ir"] }
+func outsideGC(m map[string]float64) float64 { return m["ir"] - m[gcField] }
+
+// addedPerRep is the arm's per-span count minus its pass-through's, one
+// repetition with the same one.
+func (r irRuns) addedPerRep(shape, arm string, value func(map[string]float64) float64) []float64 {
+	a, b := r.perSpan(shape, arm, value), r.perSpan(shape, baseOf[arm], value)
+	var out []float64
+	for i := range min(len(a), len(b)) {
+		out = append(out, a[i]-b[i])
+	}
+	return out
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// collectorInstructionsSection renders bench/collector_instructions.sh's
+// counts: per arm what it adds per span over its own distribution's
+// pass-through, with and without the GC; the pair against
+// signal_to_metrics; the same by kind of span; and where the pair's added
+// instructions go.
+func collectorInstructionsSection(dir string) string {
+	runs, shapes, err := readIRRuns(filepath.Join(dir, "collector_instructions.txt"))
+	if err != nil || runs["mix"] == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("## Instructions per span in the built collectors (callgrind)\n\n")
+	b.WriteString("Each distribution under valgrind's callgrind (`make bench-instructions`, part of `make bench`: `GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1`, the builders' generated main linked with `-ldflags=-w` so functions keep their names, the GC as in production), fed exactly 2N and, in a fresh collector, exactly N spans of the load mix over OTLP/HTTP (100-span requests: 40 vLLM engine spans, 30 client spans of 20 chunk events, 30 semconv client spans; one request at a time), the N run held as long as the 2N run so that start-up, shutdown and timers cancel: per span = (Ir(2N) − Ir(N)) / N. \"Added\" is an arm's count minus its own distribution's pass-through in the same repetition; \"outside the GC\" subtracts the inclusive count of the GC's entry points (background mark workers, mark assists, the cycle's start, sweeper, scavenger). ")
+	fmt.Fprintf(&b, "%s\n\n", runsNote(runs))
+	b.WriteString("| arm | Ir/span | added Ir/span: mean (per repetition) | outside the GC: mean (per repetition) |\n|---|---|---|---|\n")
+	for _, arm := range armOrder {
+		if runs["mix"][arm] == nil {
+			continue
+		}
+		tot := runs.perSpan("mix", arm, total)
+		if _, ok := baseOf[arm]; !ok {
+			fmt.Fprintf(&b, "| %s | %.0f | — | — |\n", arm, mean(tot))
+			continue
+		}
+		a, g := runs.addedPerRep("mix", arm, total), runs.addedPerRep("mix", arm, outsideGC)
+		fmt.Fprintf(&b, "| %s | %.0f | **%.0f** (%s) | **%.0f** (%s) |\n", arm, mean(tot), mean(a), joined(a, "%.0f"), mean(g), joined(g, "%.0f"))
+	}
+	b.WriteString("\n")
+	b.WriteString(pairRatios(runs, shapes))
+	b.WriteString(categoryTable(runs))
+	b.WriteString(topFunctions(dir, runs))
+	return b.String()
+}
+
+// runsNote says N and the repetitions the table is from.
+func runsNote(runs irRuns) string {
+	for _, reps := range runs["mix"]["with_llmslo"] {
+		ns := []int{}
+		for n := range reps {
+			ns = append(ns, n)
+		}
+		slices.Sort(ns)
+		return fmt.Sprintf("N = %d, %d repetitions, the arms' order rotated each repetition.", ns[0], len(runs["mix"]["with_llmslo"]))
+	}
+	return ""
+}
+
+// pairRatios is the pair's added count over signal_to_metrics's, on the mix
+// and on each kind of span alone.
+func pairRatios(runs irRuns, shapes []string) string {
+	var b strings.Builder
+	b.WriteString("The pair's added instructions over `signal_to_metrics`'s (means of the repetitions; the ratio of each repetition beside):\n\n")
+	b.WriteString("| spans | pair adds | signal_to_metrics adds | ratio (per repetition) | pair outside the GC | signal_to_metrics outside the GC | ratio outside the GC (per repetition) |\n|---|---|---|---|---|---|---|\n")
+	for _, shape := range shapes {
+		if runs[shape]["with_llmslo"] == nil || runs[shape]["peer_signal_to_metrics"] == nil {
+			continue
+		}
+		row := []string{shape}
+		var pairs, peers []float64
+		for _, value := range []func(map[string]float64) float64{total, outsideGC} {
+			p, s := runs.addedPerRep(shape, "with_llmslo", value), runs.addedPerRep(shape, "peer_signal_to_metrics", value)
+			var ratios []float64
+			for i := range min(len(p), len(s)) {
+				ratios = append(ratios, p[i]/s[i])
+			}
+			pairs, peers = append(pairs, mean(p)), append(peers, mean(s))
+			row = append(row, fmt.Sprintf("%.0f", mean(p)), fmt.Sprintf("%.0f", mean(s)), fmt.Sprintf("**%.2f** (%s)", mean(p)/mean(s), joined(ratios, "%.2f")))
+		}
+		fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// categoryTable files the added instructions of the pair and of
+// signal_to_metrics on the mix by callgrind.Category of the function that
+// executed them (own counts).
+func categoryTable(runs irRuns) string {
+	var b strings.Builder
+	b.WriteString("Where the added instructions go on the mix, by the function that executes them (own counts; \"protobuf encoding\" is the exporters' and the telemetry's sizing and marshalling, \"GC\" the collector's own functions here, which differs from the inclusive count above by the runtime helpers they call):\n\n")
+	b.WriteString("| category | pair | signal_to_metrics | span_metrics |\n|---|---|---|---|\n")
+	arms := []string{"with_llmslo", "peer_signal_to_metrics", "peer_span_metrics"}
+	sums := make([]float64, len(arms))
+	for _, c := range callgrind.Categories {
+		row := []string{c}
+		for i, arm := range arms {
+			v := mean(runs.addedPerRep("mix", arm, func(m map[string]float64) float64 { return m[callgrind.Key(c)] }))
+			sums[i] += v
+			row = append(row, fmt.Sprintf("%.0f", v))
+		}
+		fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
+	}
+	fmt.Fprintf(&b, "| total | %.0f | %.0f | %.0f |\n\n", sums[0], sums[1], sums[2])
+	return b.String()
+}
+
+// topFunctions lists the functions the pair adds the most instructions
+// in, per span on the mix, from the profiles kept in results/callgrind.
+func topFunctions(dir string, runs irRuns) string {
+	type fnCost struct {
+		name        string
+		self, calls float64
+		reps        int
+	}
+	costs := map[string]*fnCost{}
+	for rep, sizes := range runs["mix"]["with_llmslo"] {
+		var ns []int
+		for n := range sizes {
+			ns = append(ns, n)
+		}
+		slices.Sort(ns)
+		if len(ns) != 2 {
+			continue
+		}
+		d := map[string][2]float64{}
+		for sign, arm := range map[float64]string{1: "with_llmslo", -1: "without_llmslo"} {
+			for i, n := range ns {
+				p, err := callgrind.ReadFile(filepath.Join(dir, "callgrind", fmt.Sprintf("mix.%s.%d.%d.callgrind", arm, rep, n)))
+				if err != nil {
+					return ""
+				}
+				w := sign / float64(ns[0])
+				if i == 0 {
+					w = -w
+				}
+				for f, v := range p.Self {
+					c := d[f]
+					c[0] += w * float64(v)
+					d[f] = c
+				}
+				for e, v := range p.Count {
+					c := d[e.Callee]
+					c[1] += w * float64(v)
+					d[e.Callee] = c
+				}
+			}
+		}
+		for f, c := range d {
+			if costs[f] == nil {
+				costs[f] = &fnCost{name: f}
+			}
+			costs[f].self += c[0]
+			costs[f].calls += c[1]
+			costs[f].reps++
+		}
+	}
+	var list []*fnCost
+	for _, c := range costs {
+		c.self /= float64(c.reps)
+		c.calls /= float64(c.reps)
+		list = append(list, c)
+	}
+	slices.SortFunc(list, func(a, b *fnCost) int { return cmp.Compare(b.self, a.self) })
+	var b strings.Builder
+	b.WriteString("The functions the pair adds the most own instructions in, per span of the mix (means of the repetitions), with the calls into each it adds per span:\n\n| function | category | added Ir/span | added calls/span |\n|---|---|---|---|\n")
+	for _, c := range list[:min(len(list), 25)] {
+		fmt.Fprintf(&b, "| `%s` | %s | %.0f | %.1f |\n", c.name, callgrind.Category(c.name), c.self, c.calls)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
