@@ -193,20 +193,19 @@ func (ps *parser) cost(s string) error {
 	return nil
 }
 
-// Inclusive is the count of the calls into any function for which in
-// returns true, made from functions for which it returns false, plus the
-// own count of the functions in the set that callgrind saw no caller in the
-// set for... see Within.
+// Inclusive is the function's own count and that of every call it makes
+// to another function.
 func (p *Profile) Inclusive(name string) int64 {
 	return p.Within(func(f string) bool { return f == name })
 }
 
-// Within is the count spent inside the set of functions in names: the own
-// count of every function in the set, plus every call made from a function
-// in the set to one outside it (inclusive). A call inside the set is not
-// counted twice, and a function of the set that callgrind saw start a
-// stack (a goroutine's entry, whose caller it cannot know) is counted all
-// the same.
+// Within is the count spent inside a set of functions: the own count of
+// every function in the set, plus every call made from a function in the
+// set to one outside it (inclusive), so that a call inside the set is not
+// counted twice. It is exact when no call leaves the set and comes back
+// into it. For Go programs, callgrind's inclusive counts are only as good
+// as its view of the stack: it follows calls by the stack pointer, and a
+// goroutine switch looks like a call.
 func (p *Profile) Within(in func(string) bool) int64 {
 	var sum int64
 	for f, v := range p.Self {

@@ -35,7 +35,12 @@ func TestParseTiny(t *testing.T) {
 		{"a call's count", p.Count[Edge{"main.work", "runtime.memmove"}], 9},
 		{"main.work inclusive", p.Inclusive("main.work"), 1090},
 		{"the recursive walk inclusive, counted once", p.Inclusive("github.com/llmslo/llmslo.(*processor).walk"), 250},
-		{"the GC's entry points inclusive: mark worker and assist", p.Within(IsGCEntry), 420},
+		{"a set's inclusive count: mark worker and assist", p.Within(func(f string) bool {
+			return f == "runtime.gcBgMarkWorker" || f == "runtime.gcAssistAlloc"
+		}), 420},
+		{"a set's inclusive count, a call inside it counted once", p.Within(func(f string) bool {
+			return f == "runtime.gcAssistAlloc" || f == "runtime.gcDrain"
+		}), 360},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { require.Equal(t, tt.want, tt.got) })

@@ -87,17 +87,3 @@ var keys = map[string]string{Project: "project", GC: "gc", Marshal: "marshal", A
 
 // Key is the category's one-word name in a results line.
 func Key(category string) string { return keys[category] }
-
-// gcEntries are where the GC's work begins: the background mark workers,
-// a goroutine's mark assist, a GC cycle's start, the background sweeper and
-// scavenger. Their inclusive counts are disjoint: none calls another.
-var gcEntries = map[string]bool{
-	"runtime.gcBgMarkWorker": true,
-	"runtime.gcAssistAlloc":  true,
-	"runtime.gcStart":        true,
-	"runtime.bgsweep":        true,
-	"runtime.bgscavenge":     true,
-}
-
-// IsGCEntry reports whether fn is one of the GC's entry points.
-func IsGCEntry(fn string) bool { return gcEntries[fn] }

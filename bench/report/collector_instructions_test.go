@@ -13,18 +13,18 @@ import (
 // Two repetitions of the mix for the pair and both pass-throughs and
 // signal_to_metrics: per span = (Ir(2N) − Ir(N)) / N, added = the arm's
 // minus its own distribution's pass-through in the same repetition.
-const irSample = `callgrind shape=mix arm=without_llmslo rep=1 spans=200 held_s=9.0 ir=1000000 gc_inclusive=100000 project=0 gc=90000 marshal=5000 alloc=20000 pdata=30000 other=855000
-callgrind shape=mix arm=without_llmslo rep=1 spans=100 held_s=9.0 ir=900000 gc_inclusive=90000 project=0 gc=80000 marshal=4500 alloc=18000 pdata=27000 other=770500
-callgrind shape=mix arm=with_llmslo rep=1 spans=200 held_s=9.0 ir=1300000 gc_inclusive=150000 project=50000 gc=140000 marshal=9000 alloc=30000 pdata=40000 other=1031000
-callgrind shape=mix arm=with_llmslo rep=1 spans=100 held_s=9.0 ir=1050000 gc_inclusive=110000 project=25000 gc=100000 marshal=6500 alloc=24000 pdata=33000 other=861500
-callgrind shape=mix arm=without_llmslo rep=2 spans=200 held_s=9.0 ir=1000000 gc_inclusive=100000 project=0 gc=0 marshal=0 alloc=0 pdata=0 other=0
-callgrind shape=mix arm=without_llmslo rep=2 spans=100 held_s=9.0 ir=900000 gc_inclusive=90000 project=0 gc=0 marshal=0 alloc=0 pdata=0 other=0
-callgrind shape=mix arm=with_llmslo rep=2 spans=200 held_s=9.0 ir=1400000 gc_inclusive=200000 project=0 gc=0 marshal=0 alloc=0 pdata=0 other=0
-callgrind shape=mix arm=with_llmslo rep=2 spans=100 held_s=9.0 ir=1100000 gc_inclusive=130000 project=0 gc=0 marshal=0 alloc=0 pdata=0 other=0
-callgrind shape=mix arm=peer_passthrough rep=1 spans=200 held_s=9.0 ir=800000 gc_inclusive=0 project=0 gc=0 marshal=0 alloc=0 pdata=0 other=0
-callgrind shape=mix arm=peer_passthrough rep=1 spans=100 held_s=9.0 ir=700000 gc_inclusive=0 project=0 gc=0 marshal=0 alloc=0 pdata=0 other=0
-callgrind shape=mix arm=peer_signal_to_metrics rep=1 spans=200 held_s=9.0 ir=1200000 gc_inclusive=100000 project=0 gc=0 marshal=0 alloc=0 pdata=0 other=0
-callgrind shape=mix arm=peer_signal_to_metrics rep=1 spans=100 held_s=9.0 ir=900000 gc_inclusive=50000 project=0 gc=0 marshal=0 alloc=0 pdata=0 other=0
+const irSample = `callgrind shape=mix arm=without_llmslo rep=1 spans=200 held_s=9.0 ir=1000000 project=0 gc=100000 gc_own=90000 marshal=5000 alloc=20000 pdata=30000 other=855000
+callgrind shape=mix arm=without_llmslo rep=1 spans=100 held_s=9.0 ir=900000 project=0 gc=90000 gc_own=80000 marshal=4500 alloc=18000 pdata=27000 other=770500
+callgrind shape=mix arm=with_llmslo rep=1 spans=200 held_s=9.0 ir=1300000 project=50000 gc=150000 gc_own=140000 marshal=9000 alloc=30000 pdata=40000 other=1031000
+callgrind shape=mix arm=with_llmslo rep=1 spans=100 held_s=9.0 ir=1050000 project=25000 gc=110000 gc_own=100000 marshal=6500 alloc=24000 pdata=33000 other=861500
+callgrind shape=mix arm=without_llmslo rep=2 spans=200 held_s=9.0 ir=1000000 project=0 gc=100000 gc_own=0 marshal=0 alloc=0 pdata=0 other=0
+callgrind shape=mix arm=without_llmslo rep=2 spans=100 held_s=9.0 ir=900000 project=0 gc=90000 gc_own=0 marshal=0 alloc=0 pdata=0 other=0
+callgrind shape=mix arm=with_llmslo rep=2 spans=200 held_s=9.0 ir=1400000 project=0 gc=200000 gc_own=0 marshal=0 alloc=0 pdata=0 other=0
+callgrind shape=mix arm=with_llmslo rep=2 spans=100 held_s=9.0 ir=1100000 project=0 gc=130000 gc_own=0 marshal=0 alloc=0 pdata=0 other=0
+callgrind shape=mix arm=peer_passthrough rep=1 spans=200 held_s=9.0 ir=800000 project=0 gc=0 gc_own=0 marshal=0 alloc=0 pdata=0 other=0
+callgrind shape=mix arm=peer_passthrough rep=1 spans=100 held_s=9.0 ir=700000 project=0 gc=0 gc_own=0 marshal=0 alloc=0 pdata=0 other=0
+callgrind shape=mix arm=peer_signal_to_metrics rep=1 spans=200 held_s=9.0 ir=1200000 project=0 gc=100000 gc_own=0 marshal=0 alloc=0 pdata=0 other=0
+callgrind shape=mix arm=peer_signal_to_metrics rep=1 spans=100 held_s=9.0 ir=900000 project=0 gc=50000 gc_own=0 marshal=0 alloc=0 pdata=0 other=0
 `
 
 func TestCollectorInstructionsFigures(t *testing.T) {
