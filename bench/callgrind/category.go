@@ -39,7 +39,9 @@ var gcFunc = regexp.MustCompile(`^runtime\.(` +
 	`bulkBarrierPreWrite\w*|\(\*gcWork\)\.\w+|putempty|getempty|trygetfull|handoff|` +
 	`forEachP|stopTheWorld\w*|startTheWorld\w*|\(\*spanSet\)\.\w+|markrootSpans|` +
 	`gcmarknewobject|setGCPhase|clearpools|freeStackSpans|\(\*mcache\)\.prepareForSweep|` +
-	`\(\*gcControllerState\)\.\w+|\(\*gcCPULimiterState\)\.\w+|\(\*limiterEvent\)\.\w+)$`)
+	`\(\*gcControllerState\)\.\w+|\(\*gcCPULimiterState\)\.\w+|\(\*limiterEvent\)\.\w+|` +
+	`tryDeferToSpanScan|spanSetScans|\(\*spanInlineMarkBits\)\.\w+|\(\*spanQueue\)\.\w+|\(\*spanSPMC\)\.\w+|` +
+	`extractHeapBitsSmall|newMarkBits|newAllocBits|\(\*gcBits\w*\)\.\w+)$|^gcWriteBarrier\w*$`)
 
 // allocFunc matches the Go runtime's allocation path.
 var allocFunc = regexp.MustCompile(`^runtime\.(` +
@@ -49,7 +51,8 @@ var allocFunc = regexp.MustCompile(`^runtime\.(` +
 	`\(\*mspan\)\.(nextFreeIndex|refillAllocCache|init|initHeapBits|countAlloc)|` +
 	`\(\*pageAlloc\)\.(alloc|allocRange|find|update)\w*|\(\*pageCache\)\.\w+|` +
 	`memclrNoHeapPointers\w*|publicationBarrier|nextslicecap|roundupsize|` +
-	`deductAssistCredit|deductSweepCredit|\(\*fixalloc\)\.\w+|persistentalloc\w*)$`)
+	`deductAssistCredit|deductSweepCredit|\(\*fixalloc\)\.\w+|persistentalloc\w*|` +
+	`\(\*mspan\)\.writeHeapBits\w*|\(\*pallocBits\)\.\w+|\(\*pallocData\)\.\w+)$`)
 
 // Category files a function under one of Categories by its name: the
 // project's own code first, then the collector's protobuf encoding (the

@@ -62,9 +62,23 @@ func readIRRuns(path string) (irRuns, []string, error) {
 		if runs[shape][arm][rep] == nil {
 			runs[shape][arm][rep] = map[int]map[string]float64{}
 		}
+		recategorize(filepath.Join(filepath.Dir(path), "callgrind", fmt.Sprintf("%s.%s.%d.%d.callgrind", shape, arm, rep, spans)), nums)
 		runs[shape][arm][rep][spans] = nums
 	}
 	return runs, shapes, sc.Err()
+}
+
+// recategorize files the run's own counts again from its kept profile, if
+// there is one, so that the tables follow callgrind.Category as it is now.
+func recategorize(profile string, nums map[string]float64) {
+	p, err := callgrind.ReadFile(profile)
+	if err != nil {
+		return
+	}
+	cats := p.ByCategory()
+	for _, c := range callgrind.Categories {
+		nums[callgrind.Key(c)] = float64(cats[c])
+	}
 }
 
 // perSpan is, per repetition in order, (v(2N) − v(N)) / N of what value
