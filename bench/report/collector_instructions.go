@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"cmp"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -119,6 +120,15 @@ func (r irRuns) addedPerRep(shape, arm string, value func(map[string]float64) fl
 	return out
 }
 
+// whole prints v rounded, without a minus sign on a rounded zero.
+func whole(v float64) string {
+	r := math.Round(v)
+	if r == 0 {
+		r = 0
+	}
+	return strconv.FormatFloat(r, 'f', 0, 64)
+}
+
 func mean(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
@@ -218,7 +228,7 @@ func categoryTable(runs irRuns) string {
 		for i, arm := range arms {
 			v := mean(runs.addedPerRep("mix", arm, func(m map[string]float64) float64 { return m[callgrind.Key(c)] }))
 			sums[i] += v
-			row = append(row, fmt.Sprintf("%.0f", v))
+			row = append(row, whole(v))
 		}
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
 	}
