@@ -8,7 +8,7 @@
 # P and no asynchronous preemption, so that a run is one thread's
 # instructions; the GC runs as in production.
 #
-# CALLGRIND_N (default 6400 spans), CALLGRIND_REPS (default 2),
+# CALLGRIND_N (default 3200 spans), CALLGRIND_REPS (default 2),
 # CALLGRIND_SHAPES (default mix; also engine, chunks, semconv: each kind of
 # span alone) and CALLGRIND_ARMS narrow or widen the run. Writes
 # results/collector_instructions.txt (one line per run) and keeps each

@@ -36,7 +36,7 @@ var instrShapes = map[string]mixParts{
 // answers as the 2N run was), so that start-up and timers cancel in
 // (Ir(2N) − Ir(N)) / N. It writes one line per run to the file
 // LLMSLO_BENCH_CALLGRIND names and keeps each run's callgrind output beside
-// it (CALLGRIND_KEEP=0 drops them). CALLGRIND_N sets N (default 6400, a
+// it (CALLGRIND_KEEP=0 drops them). CALLGRIND_N sets N (default 3200, a
 // multiple of the 100-span request), CALLGRIND_REPS the repetitions
 // (default 2), CALLGRIND_ARMS and CALLGRIND_SHAPES (mix, engine, chunks,
 // semconv) narrow what runs.
@@ -48,7 +48,7 @@ func TestCollectorInstructions(t *testing.T) {
 	if _, err := exec.LookPath("valgrind"); err != nil {
 		t.Fatal("valgrind is not installed (bench/collector_instructions.sh installs it)")
 	}
-	n := envInt("CALLGRIND_N", 6400)
+	n := envInt("CALLGRIND_N", 3200)
 	require.Zero(t, n%100, "CALLGRIND_N must be a multiple of 100 (the spans of a request)")
 	reps := envInt("CALLGRIND_REPS", 2)
 	arms := instrArms(t)

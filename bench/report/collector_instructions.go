@@ -296,7 +296,7 @@ func topFunctions(dir string, runs irRuns) string {
 	var b strings.Builder
 	b.WriteString("The functions the pair adds the most own instructions in, per span of the mix (means of the repetitions), with the calls into each it adds per span:\n\n| function | category | added Ir/span | added calls/span |\n|---|---|---|---|\n")
 	for _, c := range list[:min(len(list), 25)] {
-		fmt.Fprintf(&b, "| `%s` | %s | %.0f | %.1f |\n", c.name, callgrind.Category(c.name), c.self, c.calls)
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", c.name, callgrind.Category(c.name), whole(c.self), strconv.FormatFloat(math.Round(c.calls*10)/10+0, 'f', 1, 64))
 	}
 	b.WriteString("\n")
 	return b.String()
