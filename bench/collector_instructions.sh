@@ -10,7 +10,8 @@
 #
 # CALLGRIND_N (default 3200 spans), CALLGRIND_REPS (default 2),
 # CALLGRIND_SHAPES (default mix; also engine, chunks, semconv: each kind of
-# span alone) and CALLGRIND_ARMS narrow or widen the run. Writes
+# span alone) and CALLGRIND_ARMS narrow or widen the run; CALLGRIND_APPEND=1
+# keeps the previous results and adds to them. Writes
 # results/collector_instructions.txt (one line per run) and keeps each
 # run's profile in results/callgrind/ (read one with callgrind_annotate).
 set -euo pipefail
@@ -32,6 +33,9 @@ fi
 ./peer/build.sh
 (cd peer/dist && go build -trimpath -ldflags=-w -o ../../results/bin/otelcol-peer .)
 
-rm -rf results/callgrind results/collector_instructions.txt
+# CALLGRIND_APPEND=1 adds to the last results (e.g. the shapes after the mix).
+if [ "${CALLGRIND_APPEND:-}" != 1 ]; then
+  rm -rf results/callgrind results/collector_instructions.txt
+fi
 LLMSLO_BENCH_CALLGRIND="$PWD/results/collector_instructions.txt" \
   go test -count=1 -run '^TestCollectorInstructions$' -timeout 600m -v ./ | grep -E '^(---|ok|FAIL|\s+collector_instructions_test)'

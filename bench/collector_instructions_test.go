@@ -39,7 +39,8 @@ var instrShapes = map[string]mixParts{
 // it (CALLGRIND_KEEP=0 drops them). CALLGRIND_N sets N (default 3200, a
 // multiple of the 100-span request), CALLGRIND_REPS the repetitions
 // (default 2), CALLGRIND_ARMS and CALLGRIND_SHAPES (mix, engine, chunks,
-// semconv) narrow what runs.
+// semconv) narrow what runs; collector_instructions.sh starts a new results
+// file unless CALLGRIND_APPEND=1.
 func TestCollectorInstructions(t *testing.T) {
 	out := os.Getenv("LLMSLO_BENCH_CALLGRIND")
 	if out == "" {
@@ -56,6 +57,14 @@ func TestCollectorInstructions(t *testing.T) {
 	f, err := os.OpenFile(out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	require.NoError(t, err)
 	defer f.Close()
+	// The command that reproduces these lines, for the report.
+	appended := ""
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		appended = "CALLGRIND_APPEND=1 "
+	}
+	_, err = fmt.Fprintf(f, "command %sCALLGRIND_N=%d CALLGRIND_REPS=%d CALLGRIND_SHAPES=%s CALLGRIND_ARMS=%s make bench-instructions\n",
+		appended, n, reps, strings.Join(shapes, ","), armList(arms))
+	require.NoError(t, err)
 	keep := filepath.Join(filepath.Dir(out), "callgrind")
 	require.NoError(t, os.MkdirAll(keep, 0o755))
 	for _, sh := range shapes {
@@ -75,6 +84,14 @@ func TestCollectorInstructions(t *testing.T) {
 			}
 		}
 	}
+}
+
+func armList(arms []arm) string {
+	names := make([]string, len(arms))
+	for i, a := range arms {
+		names[i] = a.name
+	}
+	return strings.Join(names, ",")
 }
 
 // instrArms are the arms CALLGRIND_ARMS names, else all of armNames.

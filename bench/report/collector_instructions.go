@@ -29,6 +29,9 @@ const gcField = "gc"
 // and repetition, then by the spans the run was fed.
 type irRuns map[string]map[string]map[int]map[int]map[string]float64
 
+// commands are the command lines the runs were made with, in order.
+var commands []string
+
 func readIRRuns(path string) (irRuns, []string, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -40,6 +43,9 @@ func readIRRuns(path string) (irRuns, []string, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
+		if len(fields) > 1 && fields[0] == "command" && !slices.Contains(commands, strings.Join(fields[1:], " ")) {
+			commands = append(commands, strings.Join(fields[1:], " "))
+		}
 		if len(fields) == 0 || fields[0] != "callgrind" {
 			continue
 		}
@@ -152,8 +158,11 @@ func collectorInstructionsSection(dir string) string {
 	}
 	var b strings.Builder
 	b.WriteString("## Instructions per span in the built collectors (callgrind)\n\n")
-	b.WriteString("Each distribution under valgrind's callgrind (`make bench-instructions`, part of `make bench`: `GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1`, the builders' generated main linked with `-ldflags=-w` so functions keep their names, the GC as in production), fed exactly 2N and, in a fresh collector, exactly N spans of the load mix over OTLP/HTTP (100-span requests: 40 vLLM engine spans, 30 client spans of 20 chunk events, 30 semconv client spans; one request at a time), the N run held as long as the 2N run so that start-up, shutdown and timers cancel: per span = (Ir(2N) − Ir(N)) / N. \"Added\" is an arm's count minus its own distribution's pass-through in the same repetition; \"outside the GC\" subtracts the own counts of the runtime's GC functions (marking, assists, sweeping, scavenging, write-barrier buffers, mark termination: `bench/callgrind`'s GC category), not the inclusive count of `runtime.gcBgMarkWorker`, which callgrind cannot give for Go: it follows calls by the stack pointer, so a goroutine switch looks like a call and the worker's inclusive count takes in what runs after it parks. ")
+	b.WriteString("Each distribution under valgrind's callgrind (`make bench-instructions`, part of `make bench`: `GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off`, the builders' generated main linked with `-ldflags=-w` so functions keep their names, the GC as in production), fed exactly 2N and, in a fresh collector, exactly N spans of the load mix over OTLP/HTTP (100-span requests: 40 vLLM engine spans, 30 client spans of 20 chunk events, 30 semconv client spans; one request at a time), the N run held as long as the 2N run so that start-up and timers cancel, each run's counts taken before shutdown (`callgrind_control -d`): per span = (Ir(2N) − Ir(N)) / N. At these N the GC's share of a run moves by thousands of instructions per span between repetitions (a cycle more or less); outside the GC the repetitions agree within a few percent. \"Added\" is an arm's count minus its own distribution's pass-through in the same repetition; \"outside the GC\" subtracts the own counts of the runtime's GC functions (marking, assists, sweeping, scavenging, write-barrier buffers, mark termination: `bench/callgrind`'s GC category), not the inclusive count of `runtime.gcBgMarkWorker`, which callgrind cannot give for Go: it follows calls by the stack pointer, so a goroutine switch looks like a call and the worker's inclusive count takes in what runs after it parks. ")
 	fmt.Fprintf(&b, "%s\n\n", runsNote(runs))
+	if len(commands) > 0 {
+		fmt.Fprintf(&b, "Commands: `%s`.\n\n", strings.Join(commands, "`, then `"))
+	}
 	b.WriteString("| arm | Ir/span | added Ir/span: mean (per repetition) | outside the GC: mean (per repetition) |\n|---|---|---|---|\n")
 	for _, arm := range armOrder {
 		if runs["mix"][arm] == nil {
@@ -176,15 +185,20 @@ func collectorInstructionsSection(dir string) string {
 
 // runsNote says N and the repetitions the table is from.
 func runsNote(runs irRuns) string {
-	for _, reps := range runs["mix"]["with_llmslo"] {
-		ns := []int{}
-		for n := range reps {
-			ns = append(ns, n)
+	n, reps := runs.size("mix")
+	return fmt.Sprintf("N = %d, %d repetitions, the arms' order rotated each repetition.", n, reps)
+}
+
+// size is N and the number of repetitions of the pair's runs on a shape.
+func (r irRuns) size(shape string) (n, reps int) {
+	for _, sizes := range r[shape]["with_llmslo"] {
+		for s := range sizes {
+			if n == 0 || s < n {
+				n = s
+			}
 		}
-		slices.Sort(ns)
-		return fmt.Sprintf("N = %d, %d repetitions, the arms' order rotated each repetition.", ns[0], len(runs["mix"]["with_llmslo"]))
 	}
-	return ""
+	return n, len(r[shape]["with_llmslo"])
 }
 
 // pairRatios is the pair's added count over signal_to_metrics's, on the mix
@@ -192,12 +206,13 @@ func runsNote(runs irRuns) string {
 func pairRatios(runs irRuns, shapes []string) string {
 	var b strings.Builder
 	b.WriteString("The pair's added instructions over `signal_to_metrics`'s (means of the repetitions; the ratio of each repetition beside):\n\n")
-	b.WriteString("| spans | pair adds | signal_to_metrics adds | ratio (per repetition) | pair outside the GC | signal_to_metrics outside the GC | ratio outside the GC (per repetition) |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("| spans (N, repetitions) | pair adds | signal_to_metrics adds | ratio (per repetition) | pair outside the GC | signal_to_metrics outside the GC | ratio outside the GC (per repetition) |\n|---|---|---|---|---|---|---|\n")
 	for _, shape := range shapes {
 		if runs[shape]["with_llmslo"] == nil || runs[shape]["peer_signal_to_metrics"] == nil {
 			continue
 		}
-		row := []string{shape}
+		n, reps := runs.size(shape)
+		row := []string{fmt.Sprintf("%s (%d, %d)", shape, n, reps)}
 		var pairs, peers []float64
 		for _, value := range []func(map[string]float64) float64{total, outsideGC} {
 			p, s := runs.addedPerRep(shape, "with_llmslo", value), runs.addedPerRep(shape, "peer_signal_to_metrics", value)

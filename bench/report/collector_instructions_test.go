@@ -67,7 +67,7 @@ func TestCollectorInstructionsFigures(t *testing.T) {
 	}
 	// The ratio's row: 1,750 / 2,000 = 0.88 on the means; 0.75 in repetition 1.
 	ratios := pairRatios(runs, shapes)
-	if !strings.Contains(ratios, "| mix | 1750 | 2000 | **0.88** (0.75) |") {
+	if !strings.Contains(ratios, "| mix (100, 2) | 1750 | 2000 | **0.88** (0.75) |") {
 		t.Fatalf("ratio row missing in:\n%s", ratios)
 	}
 }
