@@ -251,6 +251,36 @@ func categoryTable(runs irRuns) string {
 	return b.String()
 }
 
+// pairDelta is, per function, the own count and the calls the pair adds
+// per span in one repetition: (with(2N) − with(N) − without(2N) +
+// without(N)) / N, read from the kept profiles.
+func pairDelta(dir string, rep int, ns []int) (map[string][2]float64, error) {
+	d := map[string][2]float64{}
+	for sign, arm := range map[float64]string{1: "with_llmslo", -1: "without_llmslo"} {
+		for i, n := range ns {
+			p, err := callgrind.ReadFile(filepath.Join(dir, "callgrind", fmt.Sprintf("mix.%s.%d.%d.callgrind", arm, rep, n)))
+			if err != nil {
+				return nil, err
+			}
+			w := sign / float64(ns[0])
+			if i == 0 {
+				w = -w
+			}
+			for f, v := range p.Self {
+				c := d[f]
+				c[0] += w * float64(v)
+				d[f] = c
+			}
+			for e, v := range p.Count {
+				c := d[e.Callee]
+				c[1] += w * float64(v)
+				d[e.Callee] = c
+			}
+		}
+	}
+	return d, nil
+}
+
 // topFunctions lists the functions the pair adds the most instructions
 // in, per span on the mix, from the profiles kept in results/callgrind.
 func topFunctions(dir string, runs irRuns) string {
@@ -269,28 +299,9 @@ func topFunctions(dir string, runs irRuns) string {
 		if len(ns) != 2 {
 			continue
 		}
-		d := map[string][2]float64{}
-		for sign, arm := range map[float64]string{1: "with_llmslo", -1: "without_llmslo"} {
-			for i, n := range ns {
-				p, err := callgrind.ReadFile(filepath.Join(dir, "callgrind", fmt.Sprintf("mix.%s.%d.%d.callgrind", arm, rep, n)))
-				if err != nil {
-					return ""
-				}
-				w := sign / float64(ns[0])
-				if i == 0 {
-					w = -w
-				}
-				for f, v := range p.Self {
-					c := d[f]
-					c[0] += w * float64(v)
-					d[f] = c
-				}
-				for e, v := range p.Count {
-					c := d[e.Callee]
-					c[1] += w * float64(v)
-					d[e.Callee] = c
-				}
-			}
+		d, err := pairDelta(dir, rep, ns)
+		if err != nil {
+			return ""
 		}
 		for f, c := range d {
 			if costs[f] == nil {
