@@ -27,6 +27,10 @@ dist: $(BUILDER) ## Build the collector distribution into ./dist (the first buil
 	@[ "$$($(DIST) components | grep -c '^ *- name: llm_slo$$')" = 2 ] || { echo "$(DIST) lacks the llm_slo processor or connector" >&2; exit 1; }
 	@echo ">> built $(DIST) with the llm_slo processor and connector"
 
+.PHONY: dist-sources
+dist-sources: $(BUILDER) ## Generate the distribution's sources into ./dist without compiling them (bench links them with symbols)
+	@$(BUILDER) --config builder-config.yaml --skip-compilation > /dev/null
+
 .PHONY: cli
 cli: ## Build the llmslo command (rules, dashboard, report, capture) into bin/llmslo
 	cd tools && $(GO) build -o ../bin/llmslo ./cmd/llmslo
@@ -84,6 +88,10 @@ collector: dist ## Run the distribution alone on config/collector.yaml (OTLP on 
 .PHONY: bench
 bench: ## Benchmarks side by side (processor vs bare pass, connector vs spanmetrics, the built collector); writes BENCHMARKS.md
 	bench/run.sh
+
+.PHONY: bench-instructions
+bench-instructions: ## Only the built collectors' instructions per span under callgrind (CALLGRIND_N, CALLGRIND_REPS, CALLGRIND_SHAPES; part of bench)
+	bench/collector_instructions.sh
 
 .PHONY: clean
 clean: ## Remove build output

@@ -30,21 +30,34 @@ import (
 	"github.com/llmslo/llmslo/internal/benchspans"
 )
 
-// loadMix builds OTLP/HTTP request bodies of 100 spans each, the mix the
-// collector sees in an LLM deployment: 40 vLLM engine spans (attributes
-// only), 30 OpenLLMetry-style client spans of 20 chunk events, 30 semconv
-// client spans without events.
-func loadMix(t testing.TB, bodies int) [][]byte {
+// mixParts is a request body's composition: vLLM engine spans (attributes
+// only), OpenLLMetry-style client spans of 20 chunk events, semconv client
+// spans without events.
+type mixParts struct{ engine, chunks, semconv int }
+
+// loadMixParts is the mix the collector sees in an LLM deployment, 100
+// spans a request.
+var loadMixParts = mixParts{engine: 40, chunks: 30, semconv: 30}
+
+// loadMix builds OTLP/HTTP request bodies of the load mix (loadMixParts).
+func loadMix(t testing.TB, bodies int) [][]byte { return mixBodies(t, bodies, loadMixParts) }
+
+// mixBodies builds request bodies of the given composition.
+func mixBodies(t testing.TB, bodies int, parts mixParts) [][]byte {
 	out := make([][]byte, bodies)
 	for b := range out {
 		td := ptrace.NewTraces()
 		for _, part := range []shape{
-			{name: "vllm", spans: 40, events: -1, llm: true, models: 3},
-			{name: "chunks", spans: 30, events: 20, llm: true, models: 3},
+			{name: "vllm", spans: parts.engine, events: -1, llm: true, models: 3},
+			{name: "chunks", spans: parts.chunks, events: 20, llm: true, models: 3},
 		} {
-			batch(part).ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+			if part.spans > 0 {
+				batch(part).ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+			}
 		}
-		semconvClientSpans(td, 30)
+		if parts.semconv > 0 {
+			semconvClientSpans(td, parts.semconv)
+		}
 		// Distinct trace IDs per body, as real traffic has.
 		n := 0
 		rss := td.ResourceSpans()

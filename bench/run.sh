@@ -61,6 +61,9 @@ done
 go tool pprof -top -cum -focus llmslo -nodecount=300 results/with_llmslo.prof 2>/dev/null \
   | grep -E 'flat%|github.com/llmslo' | sed -n 1,16p > results/collector_llmslo.top.txt
 
+echo ">> the built collectors' instructions per span under callgrind (CALLGRIND_N, CALLGRIND_REPS; see collector_instructions.sh)"
+./collector_instructions.sh
+
 echo ">> llmslo report: throughput on one and two cores, its ceiling, memory per request (about 8 minutes)"
 # Rounds of one core, two, and the ceiling (one independent one-core report
 # per core, at once), not every run on one core first: the machine's speed
