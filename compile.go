@@ -37,18 +37,68 @@ func (pc *PresetConfig) build() (*preset.Preset, error) {
 	}
 	err := pc.Attributes.applyTo(&p.Map)
 	if pc.Events != nil {
-		p.Ev = preset.Events{Chunk: slices.Clone(pc.Events.Chunk), FirstToken: slices.Clone(pc.Events.FirstToken), TokenCount: pc.Events.TokenCount}
+		p.Ev, err = pc.Events.build(err)
 	}
 	if pc.TTFTNeedsStreamFlag != nil {
 		p.TTFTNeedsStreamFlag = *pc.TTFTNeedsStreamFlag
 	}
-	if pc.StreamBySpanName != nil {
-		p.StreamBySpanName = maps.Clone(pc.StreamBySpanName)
+	pc.applyStream(p)
+	if pc.FirstPartUnless != nil {
+		p.FirstPartUnless = slices.Clone(pc.FirstPartUnless)
+	}
+	if pc.Steps != nil {
+		var serr error
+		p.Steps, serr = pc.Steps.build()
+		err = errors.Join(err, serr)
 	}
 	if verr := p.Validate(); verr != nil {
 		err = errors.Join(err, verr)
 	}
 	return p, err
+}
+
+// applyStream overrides p's stream-flag rules with those pc sets.
+func (pc *PresetConfig) applyStream(p *preset.Preset) {
+	if pc.StreamBySpanName != nil {
+		p.StreamBySpanName = maps.Clone(pc.StreamBySpanName)
+	}
+	if pc.StreamNameAttribute != "" {
+		p.StreamNameAttribute = pc.StreamNameAttribute
+	}
+	if pc.StreamJSON != nil {
+		p.StreamJSON = slices.Clone(pc.StreamJSON)
+	}
+}
+
+// build turns the events configuration into the preset's, joining its
+// errors to err: a first_part event must be one of the first_token events,
+// as only those are read as the first output.
+func (ec *EventsConfig) build(err error) (preset.Events, error) {
+	ev := preset.Events{Chunk: slices.Clone(ec.Chunk), FirstToken: slices.Clone(ec.FirstToken),
+		FirstPart: slices.Clone(ec.FirstPart), TokenCount: ec.TokenCount}
+	for i, e := range ec.FirstPart {
+		if !slices.Contains(ec.FirstToken, e) {
+			err = errors.Join(err, fmt.Errorf("events.first_part[%d]: %q is not one of events.first_token", i, e))
+		}
+	}
+	return ev, err
+}
+
+// stepTimes are the spellings of StepsConfig.Time.
+var stepTimes = map[string]preset.StepTime{"": preset.StepEnd, "end": preset.StepEnd, "start": preset.StepStart}
+
+// build turns the steps configuration into the preset's.
+func (sc *StepsConfig) build() (*preset.Steps, error) {
+	var err error
+	if sc.SpanName == "" {
+		err = errors.New("steps.span_name: must not be empty")
+	}
+	t, ok := stepTimes[sc.Time]
+	if !ok {
+		err = errors.Join(err, fmt.Errorf("steps.time: %q: allowed values are \"end\", \"start\"", sc.Time))
+	}
+	return &preset.Steps{SpanName: sc.SpanName, Time: t, Counter: sc.Counter,
+		FirstTokenFromSteps: sc.FirstTokenFromSteps, Generation: sc.Generation}, err
 }
 
 // applyTo overrides m with every attribute list a sets, reporting every
@@ -73,7 +123,10 @@ func (a *AttributesConfig) applyTo(m *preset.Mapping) error {
 			if tc.Key == "" {
 				err = errors.Join(err, fmt.Errorf("attributes.%s[%d].key: must not be empty", t.name, i))
 			}
-			*t.dst = append(*t.dst, preset.TimingAttr{Key: tc.Key, Unit: u})
+			if tc.FirstPart && tc.FirstEvent {
+				err = errors.Join(err, fmt.Errorf("attributes.%s[%d]: first_part and first_event exclude each other", t.name, i))
+			}
+			*t.dst = append(*t.dst, preset.TimingAttr{Key: tc.Key, Unit: u, FirstPart: tc.FirstPart, FirstEvent: tc.FirstEvent})
 		}
 	}
 	for _, l := range []struct {
@@ -89,6 +142,9 @@ func (a *AttributesConfig) applyTo(m *preset.Mapping) error {
 }
 
 func conds(cs []CondConfig) []preset.Cond {
+	if len(cs) == 0 {
+		return nil
+	}
 	out := make([]preset.Cond, 0, len(cs))
 	for _, c := range cs {
 		out = append(out, preset.Cond{SpanName: c.SpanName, SpanNameContains: c.SpanNameContains, Attribute: c.Attribute, AttributeValues: slices.Clone(c.Values), Event: c.Event,

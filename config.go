@@ -237,6 +237,35 @@ type PresetConfig struct {
 	// StreamBySpanName gives the stream flag of a span without one from its
 	// name (span name: true or false).
 	StreamBySpanName map[string]bool `mapstructure:"stream_by_span_name"`
+	// StreamNameAttribute looks StreamBySpanName up by this attribute's
+	// string value instead of the span name (for spans an exporter renames).
+	StreamNameAttribute string `mapstructure:"stream_name_attribute"`
+	// StreamJSON are attributes holding a JSON object of request parameters
+	// whose "stream" boolean is the stream flag of a span without one.
+	StreamJSON []string `mapstructure:"stream_json"`
+	// FirstPartUnless are attributes only the producer's releases that stamp
+	// the first output write: on a span with one, a first_part TTFT is the
+	// first output's.
+	FirstPartUnless []string `mapstructure:"first_part_unless"`
+	// Steps names the per-step child spans read in trace assembly.
+	Steps *StepsConfig `mapstructure:"steps"`
+
+	_ struct{}
+}
+
+// StepsConfig describes per-step child spans carrying a request's token
+// timing, joined to the request span by trace assembly.
+type StepsConfig struct {
+	SpanName string `mapstructure:"span_name"`
+	// Time is the end of the step span that marks its output: "end"
+	// (default) or "start".
+	Time string `mapstructure:"time"`
+	// Counter counts decode steps or tokens so far.
+	Counter string `mapstructure:"counter"`
+	// FirstTokenFromSteps: the first step carries the first token.
+	FirstTokenFromSteps bool `mapstructure:"first_token_from_steps"`
+	// Generation holds the Rust Debug text of the step's output (TGI).
+	Generation string `mapstructure:"generation"`
 
 	_ struct{}
 }
@@ -296,6 +325,12 @@ type AttributesConfig struct {
 type TimingConfig struct {
 	Key  string `mapstructure:"key"`
 	Unit string `mapstructure:"unit"`
+	// FirstPart: the producer stamps this time at the first stream part of
+	// any kind, not the first output (qualified ttft=first_part).
+	FirstPart bool `mapstructure:"first_part"`
+	// FirstEvent: the producer times this to its first server-sent event of
+	// any kind (qualified ttft=first_event).
+	FirstEvent bool `mapstructure:"first_event"`
 
 	_ struct{}
 }
@@ -304,6 +339,9 @@ type TimingConfig struct {
 type EventsConfig struct {
 	Chunk      []string `mapstructure:"chunk"`
 	FirstToken []string `mapstructure:"first_token"`
+	// FirstPart are the first_token events stamped at the first stream part
+	// of any kind, not the first output.
+	FirstPart  []string `mapstructure:"first_part"`
 	TokenCount string   `mapstructure:"token_count"`
 
 	_ struct{}
@@ -358,6 +396,22 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// unjoin returns the errors errors.Join joined into err, flattened.
+func unjoin(err error) []error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		if err == nil {
+			return nil
+		}
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, unjoin(e)...)
+	}
+	return out
+}
+
 func (c *Config) validateCustomPresets() []error {
 	var errs []error
 	seen := map[string]bool{}
@@ -367,8 +421,10 @@ func (c *Config) validateCustomPresets() []error {
 			errs = append(errs, fmt.Errorf("custom_presets[%d]: duplicate name %q", i, p.Name))
 		}
 		seen[p.Name] = true
-		if _, err := p.build(); err != nil {
-			errs = append(errs, fmt.Errorf("custom_presets[%d]: %w", i, err))
+		_, err := p.build()
+		// Each of build's joined errors names its field under this one.
+		for _, e := range unjoin(err) {
+			errs = append(errs, fmt.Errorf("custom_presets[%d]: %w", i, e))
 		}
 	}
 	return errs
