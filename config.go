@@ -221,131 +221,25 @@ type AttributeMatchConfig struct {
 	_ struct{}
 }
 
-// PresetConfig defines a producer. With Extends, it starts from that
-// built-in and overrides only what it sets.
-type PresetConfig struct {
-	Name    string `mapstructure:"name"`
-	Extends string `mapstructure:"extends"`
-	// Layer is "client" (SDK, gateway) or "server" (engine).
-	Layer      string           `mapstructure:"layer"`
-	Match      *MatchConfig     `mapstructure:"match"`
-	Attributes AttributesConfig `mapstructure:"attributes"`
-	Events     *EventsConfig    `mapstructure:"events"`
-	// TTFTNeedsStreamFlag ignores the TTFT attribute unless the stream flag
-	// is true.
-	TTFTNeedsStreamFlag *bool `mapstructure:"ttft_needs_stream_flag"`
-	// StreamBySpanName gives the stream flag of a span without one from its
-	// name (span name: true or false).
-	StreamBySpanName map[string]bool `mapstructure:"stream_by_span_name"`
-	// StreamNameAttribute looks StreamBySpanName up by this attribute's
-	// string value instead of the span name (for spans an exporter renames).
-	StreamNameAttribute string `mapstructure:"stream_name_attribute"`
-	// StreamJSON are attributes holding a JSON object of request parameters
-	// whose "stream" boolean is the stream flag of a span without one.
-	StreamJSON []string `mapstructure:"stream_json"`
-	// FirstPartUnless are attributes only the producer's releases that stamp
-	// the first output write: on a span with one, a first_part TTFT is the
-	// first output's.
-	FirstPartUnless []string `mapstructure:"first_part_unless"`
-	// Steps names the per-step child spans read in trace assembly.
-	Steps *StepsConfig `mapstructure:"steps"`
-
-	_ struct{}
-}
-
-// StepsConfig describes per-step child spans carrying a request's token
-// timing, joined to the request span by trace assembly.
-type StepsConfig struct {
-	SpanName string `mapstructure:"span_name"`
-	// Time is the end of the step span that marks its output: "end"
-	// (default) or "start".
-	Time string `mapstructure:"time"`
-	// Counter counts decode steps or tokens so far.
-	Counter string `mapstructure:"counter"`
-	// FirstTokenFromSteps: the first step carries the first token.
-	FirstTokenFromSteps bool `mapstructure:"first_token_from_steps"`
-	// Generation holds the Rust Debug text of the step's output (TGI).
-	Generation string `mapstructure:"generation"`
-
-	_ struct{}
-}
-
-// MatchConfig picks out the producer's spans: one of Any, all of All and
-// none of None.
-type MatchConfig struct {
-	Any  []CondConfig `mapstructure:"any"`
-	All  []CondConfig `mapstructure:"all"`
-	None []CondConfig `mapstructure:"none"`
-
-	_ struct{}
-}
-
-// CondConfig is one test; set exactly one of SpanName, SpanNameContains,
-// Attribute (optionally with Values), Event, Scope (the instrumentation
-// scope name) and SpanKind.
-type CondConfig struct {
-	SpanName         string   `mapstructure:"span_name"`
-	SpanNameContains string   `mapstructure:"span_name_contains"`
-	Attribute        string   `mapstructure:"attribute"`
-	Values           []string `mapstructure:"values"`
-	Event            string   `mapstructure:"event"`
-	Scope            string   `mapstructure:"scope"`
-	SpanKind         string   `mapstructure:"span_kind"`
-
-	_ struct{}
-}
-
-// AttributesConfig maps span attributes to fields; for each field the first
-// key present on the span is used. A set list replaces the extended one.
-type AttributesConfig struct {
-	TTFT      []TimingConfig `mapstructure:"ttft"`
-	E2E       []TimingConfig `mapstructure:"e2e"`
-	ITLMean   []TimingConfig `mapstructure:"itl_mean"`
-	QueueTime []TimingConfig `mapstructure:"queue_time"`
-	// The engine's parts of TTFT and E2E (README, "Attributes written").
-	PrefillTime    []TimingConfig `mapstructure:"prefill_time"`
-	KVTransferTime []TimingConfig `mapstructure:"kv_transfer_time"`
-	DecodeTime     []TimingConfig `mapstructure:"decode_time"`
-	OutputTokens   []string       `mapstructure:"output_tokens"`
-	InputTokens    []string       `mapstructure:"input_tokens"`
-	RequestN       []string       `mapstructure:"request_n"`
-	Stream         []string       `mapstructure:"stream"`
-	Model          []string       `mapstructure:"model"`
-
-	CacheReadInputTokens  []string `mapstructure:"cache_read_input_tokens"`
-	CacheWriteInputTokens []string `mapstructure:"cache_write_input_tokens"`
-	ReasoningOutputTokens []string `mapstructure:"reasoning_output_tokens"`
-
-	_ struct{}
-}
-
-// TimingConfig names a duration attribute and its unit: "s" (default),
-// "ms", "us", "ns", "duration" (strings like "1.5ms") or "timestamp" (an
-// absolute time; the field is that time minus the span start).
-type TimingConfig struct {
-	Key  string `mapstructure:"key"`
-	Unit string `mapstructure:"unit"`
-	// FirstPart: the producer stamps this time at the first stream part of
-	// any kind, not the first output (qualified ttft=first_part).
-	FirstPart bool `mapstructure:"first_part"`
-	// FirstEvent: the producer times this to its first server-sent event of
-	// any kind (qualified ttft=first_event).
-	FirstEvent bool `mapstructure:"first_event"`
-
-	_ struct{}
-}
-
-// EventsConfig names the span events that mark output.
-type EventsConfig struct {
-	Chunk      []string `mapstructure:"chunk"`
-	FirstToken []string `mapstructure:"first_token"`
-	// FirstPart are the first_token events stamped at the first stream part
-	// of any kind, not the first output.
-	FirstPart  []string `mapstructure:"first_part"`
-	TokenCount string   `mapstructure:"token_count"`
-
-	_ struct{}
-}
+// The custom presets' schema is the preset package's, in which the
+// built-ins are written too: one schema, compiled by one path.
+type (
+	// PresetConfig defines a producer. With Extends, it starts from that
+	// built-in and overrides only what it sets.
+	PresetConfig = preset.Config
+	// StepsConfig describes per-step child spans read in trace assembly.
+	StepsConfig = preset.StepsConfig
+	// MatchConfig picks out the producer's spans.
+	MatchConfig = preset.MatchConfig
+	// CondConfig is one recognition test.
+	CondConfig = preset.CondConfig
+	// AttributesConfig maps span attributes to fields.
+	AttributesConfig = preset.AttributesConfig
+	// TimingConfig names a duration attribute and its unit.
+	TimingConfig = preset.TimingConfig
+	// EventsConfig names the span events that mark output.
+	EventsConfig = preset.EventsConfig
+)
 
 var _ component.Config = (*Config)(nil)
 
@@ -421,7 +315,7 @@ func (c *Config) validateCustomPresets() []error {
 			errs = append(errs, fmt.Errorf("custom_presets[%d]: duplicate name %q", i, p.Name))
 		}
 		seen[p.Name] = true
-		_, err := p.build()
+		_, err := p.Build()
 		// Each of build's joined errors names its field under this one.
 		for _, e := range unjoin(err) {
 			errs = append(errs, fmt.Errorf("custom_presets[%d]: %w", i, e))

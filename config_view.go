@@ -64,7 +64,7 @@ func (c *Config) PresetEvents() map[string]preset.Events {
 	for i := range c.CustomPresets {
 		// The processor's own path: a preset that does not build is
 		// reported by Validate, and its events here are what it sets.
-		if p, _ := c.CustomPresets[i].build(); p != nil {
+		if p, _ := c.CustomPresets[i].Build(); p != nil {
 			out[p.Name] = p.Ev
 		}
 	}

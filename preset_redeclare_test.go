@@ -86,7 +86,7 @@ func TestCustomPresetRedeclaresBuiltin(t *testing.T) {
 	for _, want := range preset.Builtin() {
 		t.Run(want.Name, func(t *testing.T) {
 			pc := customOf(want)
-			got, err := pc.build()
+			got, err := pc.Build()
 			require.NoError(t, err)
 			assert.Equal(t, want, got)
 		})
@@ -142,7 +142,7 @@ func TestCustomPresetRedeclaredGoldens(t *testing.T) {
 func TestCustomPresetEveryKey(t *testing.T) {
 	cfg, err := loadConfig(t, "custom_every_key")
 	require.NoError(t, err)
-	got, err := cfg.CustomPresets[0].build()
+	got, err := cfg.CustomPresets[0].Build()
 	require.NoError(t, err)
 	assert.Equal(t, &preset.Preset{
 		Name:  "my_engine",
