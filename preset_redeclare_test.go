@@ -12,6 +12,7 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/ptracetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/llmslo/llmslo/internal/metadata"
@@ -71,12 +72,63 @@ func timings(ts []preset.TimingAttr) []TimingConfig {
 }
 
 // redeclared replaces every built-in preset of cfg with its custom
-// re-declaration, in the built-ins' matching order.
-func redeclared(cfg *Config) {
-	cfg.CustomPresets = nil
-	for _, p := range preset.Builtin() {
-		cfg.CustomPresets = append(cfg.CustomPresets, customOf(p))
+// re-declaration, in the built-ins' matching order, decoded the way a
+// user's configuration is: customOf's keys as YAML would give them (the
+// keys left at their zero value left out).
+func redeclared(t testing.TB) func(*Config) {
+	return func(cfg *Config) {
+		var cs []PresetConfig
+		for _, p := range preset.Builtin() {
+			cs = append(cs, customOf(p))
+		}
+		marshalled := confmap.New()
+		require.NoError(t, marshalled.Marshal(map[string]any{"custom_presets": cs}))
+		written := userWritten(marshalled.ToStringMap())
+		cfg.CustomPresets = nil
+		require.NoError(t, cfg.Unmarshal(confmap.NewFromStringMap(written.(map[string]any))))
+		require.Len(t, cfg.CustomPresets, len(cs))
 	}
+}
+
+// userWritten drops from v every key a user would not write: those whose
+// value is "", false, or an empty list or map (a stream_by_span_name entry's
+// false is a value, kept).
+func userWritten(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			if m, ok := e.(map[string]any); ok && k == "stream_by_span_name" && len(m) > 0 {
+				out[k] = m // a span name's false is written
+				continue
+			}
+			if e = userWritten(e); e != nil {
+				out[k] = e
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	case []any:
+		if len(x) == 0 {
+			return nil
+		}
+		out := make([]any, 0, len(x))
+		for _, e := range x {
+			out = append(out, userWritten(e))
+		}
+		return out
+	case string:
+		if x == "" {
+			return nil
+		}
+	case bool:
+		if !x {
+			return nil
+		}
+	}
+	return v
 }
 
 // TestCustomPresetRedeclaresBuiltin: every built-in preset, written in the
@@ -93,17 +145,32 @@ func TestCustomPresetRedeclaresBuiltin(t *testing.T) {
 	}
 	cfg, err := loadConfig(t, "golden")
 	require.NoError(t, err)
-	redeclared(cfg)
+	redeclared(t)(cfg)
 	require.NoError(t, cfg.Validate())
 	ps, err := cfg.presets()
 	require.NoError(t, err)
 	assert.Equal(t, preset.Builtin(), ps, "the re-declarations replace the built-ins, in their order")
 }
 
+// pinnedGolden is the expected file the golden tests pin dir's output under
+// config to, "" for none: every input's expected.yaml is the golden
+// configuration's, but for the step-span traces, whose is trace
+// assembly's.
+func pinnedGolden(dir, config string) string {
+	switch {
+	case config == "golden" && dir != "sglang_trace" && dir != "tgi_trace":
+		return "expected.yaml"
+	case config == "token_aware" && dir == "v3":
+		return "expected_token_aware.yaml"
+	}
+	return ""
+}
+
 // TestCustomPresetRedeclaredGoldens: every golden input comes out the same
 // whether its producers' presets are the built-ins or their custom
 // re-declarations, under each configuration the goldens are processed with
-// and, for the step-span traces, in trace assembly.
+// and, for the step-span traces, in trace assembly; and, as the two share
+// one compiler, the same as the stored golden output.
 func TestCustomPresetRedeclaredGoldens(t *testing.T) {
 	dirs, err := os.ReadDir(filepath.Join("testdata", "traces"))
 	require.NoError(t, err)
@@ -116,17 +183,22 @@ func TestCustomPresetRedeclaredGoldens(t *testing.T) {
 				want := process(t, config, in)
 				cfg, err := loadConfig(t, config)
 				require.NoError(t, err)
-				redeclared(cfg)
+				redeclared(t)(cfg)
 				in, err = golden.ReadTraces(filepath.Join("testdata", "traces", d.Name(), "input.yaml"))
 				require.NoError(t, err)
 				got := processWith(t, cfg, processortest.NewNopSettings(metadata.Type), in)
-				require.NoError(t, ptracetest.CompareTraces(want, got))
+				require.NoError(t, ptracetest.CompareTraces(want, got), "built-in and re-declared presets disagree")
+				if file := pinnedGolden(d.Name(), config); file != "" {
+					stored, err := golden.ReadTraces(filepath.Join("testdata", "traces", d.Name(), file))
+					require.NoError(t, err)
+					require.NoError(t, ptracetest.CompareTraces(stored, got), "the re-declared presets' output is not %s", file)
+				}
 			})
 		}
 	}
 	for _, dir := range []string{"sglang_trace", "tgi_trace"} {
 		t.Run(dir+"/assembly", func(t *testing.T) {
-			h := newAssemblyHarness(t, redeclared)
+			h := newAssemblyHarness(t, redeclared(t))
 			h.consume(readInput(t, dir))
 			require.Len(t, h.sink.AllTraces(), 1)
 			want, err := golden.ReadTraces(filepath.Join("testdata", "traces", dir, "expected.yaml"))
