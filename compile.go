@@ -4,9 +4,6 @@
 package llmsloprocessor
 
 import (
-	"errors"
-	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -18,92 +15,13 @@ import (
 // This file turns a validated Config into what the processor runs on: the
 // presets in matching order and the compiled SLOs.
 
-// build turns the configuration into a preset, reporting the first error.
-func (pc *PresetConfig) build() (*preset.Preset, error) {
-	p := &preset.Preset{}
-	if pc.Extends != "" {
-		base, ok := preset.ByName(pc.Extends)
-		if !ok {
-			return nil, fmt.Errorf("extends: unknown preset %q: allowed values are %s", pc.Extends, preset.NamesString())
-		}
-		p = base
-	}
-	p.Name = pc.Name
-	if pc.Layer != "" {
-		p.Layer = pc.Layer
-	}
-	if pc.Match != nil {
-		p.Match = preset.Match{Any: conds(pc.Match.Any), All: conds(pc.Match.All), None: conds(pc.Match.None)}
-	}
-	err := pc.Attributes.applyTo(&p.Map)
-	if pc.Events != nil {
-		p.Ev = preset.Events{Chunk: slices.Clone(pc.Events.Chunk), FirstToken: slices.Clone(pc.Events.FirstToken), TokenCount: pc.Events.TokenCount}
-	}
-	if pc.TTFTNeedsStreamFlag != nil {
-		p.TTFTNeedsStreamFlag = *pc.TTFTNeedsStreamFlag
-	}
-	if pc.StreamBySpanName != nil {
-		p.StreamBySpanName = maps.Clone(pc.StreamBySpanName)
-	}
-	if verr := p.Validate(); verr != nil {
-		err = errors.Join(err, verr)
-	}
-	return p, err
-}
-
-// applyTo overrides m with every attribute list a sets, reporting every
-// error.
-func (a *AttributesConfig) applyTo(m *preset.Mapping) error {
-	var err error
-	for _, t := range []struct {
-		name string
-		src  []TimingConfig
-		dst  *[]preset.TimingAttr
-	}{{"ttft", a.TTFT, &m.TTFT}, {"e2e", a.E2E, &m.E2E}, {"itl_mean", a.ITLMean, &m.ITLMean}, {"queue_time", a.QueueTime, &m.QueueTime},
-		{"prefill_time", a.PrefillTime, &m.PrefillTime}, {"kv_transfer_time", a.KVTransferTime, &m.KVTransferTime}, {"decode_time", a.DecodeTime, &m.DecodeTime}} {
-		if t.src == nil {
-			continue
-		}
-		*t.dst = nil
-		for i, tc := range t.src {
-			u, uerr := preset.ParseUnit(tc.Unit)
-			if uerr != nil {
-				err = errors.Join(err, fmt.Errorf("attributes.%s[%d].unit: %w", t.name, i, uerr))
-			}
-			if tc.Key == "" {
-				err = errors.Join(err, fmt.Errorf("attributes.%s[%d].key: must not be empty", t.name, i))
-			}
-			*t.dst = append(*t.dst, preset.TimingAttr{Key: tc.Key, Unit: u})
-		}
-	}
-	for _, l := range []struct {
-		src []string
-		dst *[]string
-	}{{a.OutputTokens, &m.OutputTokens}, {a.InputTokens, &m.InputTokens}, {a.RequestN, &m.RequestN}, {a.Stream, &m.Stream}, {a.Model, &m.Model},
-		{a.CacheReadInputTokens, &m.CacheReadInputTokens}, {a.CacheWriteInputTokens, &m.CacheWriteInputTokens}, {a.ReasoningOutputTokens, &m.ReasoningOutputTokens}} {
-		if l.src != nil {
-			*l.dst = slices.Clone(l.src)
-		}
-	}
-	return err
-}
-
-func conds(cs []CondConfig) []preset.Cond {
-	out := make([]preset.Cond, 0, len(cs))
-	for _, c := range cs {
-		out = append(out, preset.Cond{SpanName: c.SpanName, SpanNameContains: c.SpanNameContains, Attribute: c.Attribute, AttributeValues: slices.Clone(c.Values), Event: c.Event,
-			Scope: c.Scope, SpanKind: c.SpanKind})
-	}
-	return out
-}
-
 // presets returns the enabled presets in matching order: custom presets
 // first, then the selected built-ins not replaced by a custom one.
 func (c *Config) presets() ([]*preset.Preset, error) {
 	var out []*preset.Preset
 	custom := map[string]bool{}
 	for i := range c.CustomPresets {
-		p, err := c.CustomPresets[i].build()
+		p, err := c.CustomPresets[i].Build()
 		if err != nil {
 			return nil, err
 		}

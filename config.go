@@ -221,93 +221,25 @@ type AttributeMatchConfig struct {
 	_ struct{}
 }
 
-// PresetConfig defines a producer. With Extends, it starts from that
-// built-in and overrides only what it sets.
-type PresetConfig struct {
-	Name    string `mapstructure:"name"`
-	Extends string `mapstructure:"extends"`
-	// Layer is "client" (SDK, gateway) or "server" (engine).
-	Layer      string           `mapstructure:"layer"`
-	Match      *MatchConfig     `mapstructure:"match"`
-	Attributes AttributesConfig `mapstructure:"attributes"`
-	Events     *EventsConfig    `mapstructure:"events"`
-	// TTFTNeedsStreamFlag ignores the TTFT attribute unless the stream flag
-	// is true.
-	TTFTNeedsStreamFlag *bool `mapstructure:"ttft_needs_stream_flag"`
-	// StreamBySpanName gives the stream flag of a span without one from its
-	// name (span name: true or false).
-	StreamBySpanName map[string]bool `mapstructure:"stream_by_span_name"`
-
-	_ struct{}
-}
-
-// MatchConfig picks out the producer's spans: one of Any, all of All and
-// none of None.
-type MatchConfig struct {
-	Any  []CondConfig `mapstructure:"any"`
-	All  []CondConfig `mapstructure:"all"`
-	None []CondConfig `mapstructure:"none"`
-
-	_ struct{}
-}
-
-// CondConfig is one test; set exactly one of SpanName, SpanNameContains,
-// Attribute (optionally with Values), Event, Scope (the instrumentation
-// scope name) and SpanKind.
-type CondConfig struct {
-	SpanName         string   `mapstructure:"span_name"`
-	SpanNameContains string   `mapstructure:"span_name_contains"`
-	Attribute        string   `mapstructure:"attribute"`
-	Values           []string `mapstructure:"values"`
-	Event            string   `mapstructure:"event"`
-	Scope            string   `mapstructure:"scope"`
-	SpanKind         string   `mapstructure:"span_kind"`
-
-	_ struct{}
-}
-
-// AttributesConfig maps span attributes to fields; for each field the first
-// key present on the span is used. A set list replaces the extended one.
-type AttributesConfig struct {
-	TTFT      []TimingConfig `mapstructure:"ttft"`
-	E2E       []TimingConfig `mapstructure:"e2e"`
-	ITLMean   []TimingConfig `mapstructure:"itl_mean"`
-	QueueTime []TimingConfig `mapstructure:"queue_time"`
-	// The engine's parts of TTFT and E2E (README, "Attributes written").
-	PrefillTime    []TimingConfig `mapstructure:"prefill_time"`
-	KVTransferTime []TimingConfig `mapstructure:"kv_transfer_time"`
-	DecodeTime     []TimingConfig `mapstructure:"decode_time"`
-	OutputTokens   []string       `mapstructure:"output_tokens"`
-	InputTokens    []string       `mapstructure:"input_tokens"`
-	RequestN       []string       `mapstructure:"request_n"`
-	Stream         []string       `mapstructure:"stream"`
-	Model          []string       `mapstructure:"model"`
-
-	CacheReadInputTokens  []string `mapstructure:"cache_read_input_tokens"`
-	CacheWriteInputTokens []string `mapstructure:"cache_write_input_tokens"`
-	ReasoningOutputTokens []string `mapstructure:"reasoning_output_tokens"`
-
-	_ struct{}
-}
-
-// TimingConfig names a duration attribute and its unit: "s" (default),
-// "ms", "us", "ns", "duration" (strings like "1.5ms") or "timestamp" (an
-// absolute time; the field is that time minus the span start).
-type TimingConfig struct {
-	Key  string `mapstructure:"key"`
-	Unit string `mapstructure:"unit"`
-
-	_ struct{}
-}
-
-// EventsConfig names the span events that mark output.
-type EventsConfig struct {
-	Chunk      []string `mapstructure:"chunk"`
-	FirstToken []string `mapstructure:"first_token"`
-	TokenCount string   `mapstructure:"token_count"`
-
-	_ struct{}
-}
+// The custom presets' schema is the preset package's, in which the
+// built-ins are written too: one schema, compiled by one path.
+type (
+	// PresetConfig defines a producer. With Extends, it starts from that
+	// built-in and overrides only what it sets.
+	PresetConfig = preset.Config
+	// StepsConfig describes per-step child spans read in trace assembly.
+	StepsConfig = preset.StepsConfig
+	// MatchConfig picks out the producer's spans.
+	MatchConfig = preset.MatchConfig
+	// CondConfig is one recognition test.
+	CondConfig = preset.CondConfig
+	// AttributesConfig maps span attributes to fields.
+	AttributesConfig = preset.AttributesConfig
+	// TimingConfig names a duration attribute and its unit.
+	TimingConfig = preset.TimingConfig
+	// EventsConfig names the span events that mark output.
+	EventsConfig = preset.EventsConfig
+)
 
 var _ component.Config = (*Config)(nil)
 
@@ -358,6 +290,22 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// unjoin returns the errors errors.Join joined into err, flattened.
+func unjoin(err error) []error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		if err == nil {
+			return nil
+		}
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, unjoin(e)...)
+	}
+	return out
+}
+
 func (c *Config) validateCustomPresets() []error {
 	var errs []error
 	seen := map[string]bool{}
@@ -367,8 +315,10 @@ func (c *Config) validateCustomPresets() []error {
 			errs = append(errs, fmt.Errorf("custom_presets[%d]: duplicate name %q", i, p.Name))
 		}
 		seen[p.Name] = true
-		if _, err := p.build(); err != nil {
-			errs = append(errs, fmt.Errorf("custom_presets[%d]: %w", i, err))
+		_, err := p.Build()
+		// Each of build's joined errors names its field under this one.
+		for _, e := range unjoin(err) {
+			errs = append(errs, fmt.Errorf("custom_presets[%d]: %w", i, e))
 		}
 	}
 	return errs

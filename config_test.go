@@ -106,6 +106,12 @@ func TestLoadConfig(t *testing.T) {
 		{name: "negative_threshold", errs: []string{"slos[0].ttft: -1s must be a positive duration such as 500ms"}},
 		{name: "duplicate_slo", errs: []string{`slos[1].name: duplicate SLO name "a"`}},
 		{name: "unknown_preset", errs: []string{`presets: unknown preset "triton": allowed values are ` + allPresets}},
+		{name: "bad_custom_preset_keys", errs: []string{
+			`custom_presets[0]: attributes.ttft[0]: first_part and first_event exclude each other`,
+			`custom_presets[0]: events.first_part[0]: "part" is not one of events.first_token`,
+			`custom_presets[0]: steps.span_name: must not be empty`,
+			`custom_presets[0]: steps.time: "middle": allowed values are "end", "start"`,
+		}},
 		{name: "bad_assembly", errs: []string{
 			"trace_assembly.wait: 0s must be a positive duration such as 6s",
 			"trace_assembly.max_steps: -1 must be positive",

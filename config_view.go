@@ -61,17 +61,12 @@ func (c *Config) PresetEvents() map[string]preset.Events {
 	for _, p := range preset.Builtin() {
 		out[p.Name] = p.Ev
 	}
-	for _, cp := range c.CustomPresets {
-		var ev preset.Events
-		if cp.Extends != "" {
-			if base, ok := preset.ByName(cp.Extends); ok {
-				ev = base.Ev
-			}
+	for i := range c.CustomPresets {
+		// The processor's own path: a preset that does not build is
+		// reported by Validate, and its events here are what it sets.
+		if p, _ := c.CustomPresets[i].Build(); p != nil {
+			out[p.Name] = p.Ev
 		}
-		if cp.Events != nil {
-			ev = preset.Events{Chunk: cp.Events.Chunk, FirstToken: cp.Events.FirstToken, TokenCount: cp.Events.TokenCount}
-		}
-		out[cp.Name] = ev
 	}
 	return out
 }

@@ -3,7 +3,10 @@
 
 package preset
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+)
 
 // Attribute names shared by several producers (see the preset tables of
 // the project's docs/producers.md for where each comes from).
@@ -35,7 +38,7 @@ var (
 	// attribute of v1.41, then the v1.41 metric name and its renamed
 	// successor used as span attributes (Pydantic AI, the Vercel AI SDK's
 	// semconv mode).
-	semconvTTFT = []TimingAttr{
+	semconvTTFT = []TimingConfig{
 		{Key: "gen_ai.response.time_to_first_chunk"},
 		{Key: "gen_ai.client.operation.time_to_first_chunk"},
 		{Key: "gen_ai.client.inference.time_to_first_chunk"},
@@ -44,12 +47,12 @@ var (
 	// semconvITLMean is the AI SDK 7 convention span's mean time per output
 	// chunk, in seconds: a mean chunk gap (ITL mean), not TPOT, as OpenLIT's
 	// time_per_output_token is.
-	semconvITLMean = []TimingAttr{{Key: "gen_ai.client.operation.time_per_output_chunk"}}
+	semconvITLMean = []TimingConfig{{Key: "gen_ai.client.operation.time_per_output_chunk"}}
 
 	// chunkEvents are OpenLLMetry's per-chunk events: the current name (since
 	// 0.55.0) and the older one. Every client preset reads them, so a producer
 	// that adds them to an otherwise plain span gets ITL for free.
-	chunkEvents = Events{
+	chunkEvents = EventsConfig{
 		Chunk:      []string{"gen_ai.content.completion.chunk", "llm.content.completion.chunk"},
 		FirstToken: []string{"First Token Stream Event"},
 		TokenCount: "gen_ai.usage.output_tokens",
@@ -61,13 +64,13 @@ var (
 	// deliberately not used for TPOT. All are seconds. vLLM's prefill is
 	// first token - scheduled (after its queue time), its decode last token
 	// - first token; TRT-LLM's KV transfer is the disaggregated split's.
-	engineMapping = Mapping{
-		TTFT:           []TimingAttr{{Key: "gen_ai.latency.time_to_first_token"}},
-		E2E:            []TimingAttr{{Key: "gen_ai.latency.e2e"}},
-		QueueTime:      []TimingAttr{{Key: "gen_ai.latency.time_in_queue"}},
-		PrefillTime:    []TimingAttr{{Key: "gen_ai.latency.time_in_model_prefill"}},
-		KVTransferTime: []TimingAttr{{Key: "gen_ai.latency.kv_cache_transfer_time"}},
-		DecodeTime:     []TimingAttr{{Key: "gen_ai.latency.time_in_model_decode"}},
+	engineMapping = AttributesConfig{
+		TTFT:           []TimingConfig{{Key: "gen_ai.latency.time_to_first_token"}},
+		E2E:            []TimingConfig{{Key: "gen_ai.latency.e2e"}},
+		QueueTime:      []TimingConfig{{Key: "gen_ai.latency.time_in_queue"}},
+		PrefillTime:    []TimingConfig{{Key: "gen_ai.latency.time_in_model_prefill"}},
+		KVTransferTime: []TimingConfig{{Key: "gen_ai.latency.kv_cache_transfer_time"}},
+		DecodeTime:     []TimingConfig{{Key: "gen_ai.latency.time_in_model_decode"}},
 		OutputTokens:   outputTokenKeys,
 		InputTokens:    inputTokenKeys,
 		RequestN:       []string{"gen_ai.request.n"},
@@ -83,7 +86,7 @@ var (
 	// writes no time_in_queue) and, on a decode worker's span, the KV
 	// transfer. Read as prefill it would put a queueing incident on the
 	// prompts.
-	sglangMapping = with(engineMapping, func(m *Mapping) { m.PrefillTime = nil })
+	sglangMapping = with(engineMapping, func(m *AttributesConfig) { m.PrefillTime = nil })
 
 	// clientMapping is what every client preset reads. The conventions'
 	// TTFT and mean chunk gap are read whichever preset claims the span:
@@ -91,7 +94,7 @@ var (
 	// OpenInference's span kind), and a value the span carries must not be
 	// lost to which preset matched first. A preset with a TTFT of its own
 	// reads it first and the convention's after (withConventionTTFT).
-	clientMapping = Mapping{
+	clientMapping = AttributesConfig{
 		TTFT:                  semconvTTFT,
 		ITLMean:               semconvITLMean,
 		OutputTokens:          outputTokenKeys,
@@ -211,7 +214,8 @@ var levelScopes = map[string]string{
 // scope, or "" when the scope states none.
 func LevelOfScope(scope string) string { return levelScopes[scope] }
 
-func with(m Mapping, f func(*Mapping)) Mapping {
+// with is m changed by f: the built-ins share their attribute lists.
+func with(m AttributesConfig, f func(*AttributesConfig)) AttributesConfig {
 	f(&m)
 	return m
 }
@@ -220,39 +224,58 @@ func with(m Mapping, f func(*Mapping)) Mapping {
 // whose Match holds claims the span. Specific producers come before the
 // generic semantic-convention rule they would also satisfy. Each call returns
 // fresh values, so callers may modify them.
+//
+// The built-ins are written in the schema of custom presets (Config) and
+// compiled by its Build, so a custom preset can say all a built-in says.
 func Builtin() []*Preset {
+	cs := builtinConfigs()
+	out := make([]*Preset, 0, len(cs))
+	for i := range cs {
+		p, err := cs[i].Build()
+		if err != nil {
+			// The built-ins are constants of this package, and
+			// TestBuiltinsValidAndDistinct builds every one of them.
+			panic(fmt.Sprintf("preset: built-in %q: %v", cs[i].Name, err))
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// builtinConfigs are the built-ins as written, in matching order.
+func builtinConfigs() []Config {
 	return slices.Concat(servers(), agentsAndOpenLIT(), sdks(), semconvFamily())
 }
 
 // servers are the engines: their spans carry the gen_ai.latency.* family.
-func servers() []*Preset {
-	return []*Preset{
+func servers() []Config {
+	return []Config{
 		{
 			// TensorRT-LLM copies vLLM's tracing; its KV-transfer attribute is
 			// the one thing that tells it apart.
-			Name:  "trtllm",
-			Layer: LayerServer,
-			Match: Match{Any: []Cond{{Attribute: "gen_ai.latency.kv_cache_transfer_time"}}},
-			Map:   engineMapping,
-			Ev:    chunkEvents,
+			Name:       "trtllm",
+			Layer:      LayerServer,
+			Match:      &MatchConfig{Any: []CondConfig{{Attribute: "gen_ai.latency.kv_cache_transfer_time"}}},
+			Attributes: engineMapping,
+			Events:     &chunkEvents,
 		},
 		{
-			Name:  "vllm",
-			Layer: LayerServer,
-			Match: Match{Any: []Cond{{SpanName: "llm_request"}}},
-			Map:   engineMapping,
-			Ev:    chunkEvents,
+			Name:       "vllm",
+			Layer:      LayerServer,
+			Match:      &MatchConfig{Any: []CondConfig{{SpanName: "llm_request"}}},
+			Attributes: engineMapping,
+			Events:     &chunkEvents,
 		},
 		{
 			// SGLang's request root is named "<role> Req <rid[:8]>" and carries
 			// the request id in "rid". At SGLANG_TRACE_LEVEL 3 each decode
 			// step is a decode_loop span a few levels below it.
-			Name:  "sglang",
-			Layer: LayerServer,
-			Match: Match{Any: []Cond{{SpanNameContains: "Req "}}, All: []Cond{{Attribute: "rid"}}},
-			Map:   sglangMapping,
-			Ev:    chunkEvents,
-			Steps: &Steps{SpanName: "decode_loop", Time: StepEnd, Counter: "decode_ct"},
+			Name:       "sglang",
+			Layer:      LayerServer,
+			Match:      &MatchConfig{Any: []CondConfig{{SpanNameContains: "Req "}}, All: []CondConfig{{Attribute: "rid"}}},
+			Attributes: sglangMapping,
+			Events:     &chunkEvents,
+			Steps:      &StepsConfig{SpanName: "decode_loop", Time: "end", Counter: "decode_ct"},
 		},
 		{
 			// TGI's router names handler spans after the handler and records
@@ -264,75 +287,75 @@ func servers() []*Preset {
 			// and, on the last step, how many the request generated.
 			Name:  "tgi",
 			Layer: LayerServer,
-			Match: Match{
-				Any: []Cond{{SpanName: "generate_stream"}, {SpanName: "chat_completions"}, {SpanName: "completions"}, {SpanName: "generate"}},
-				All: []Cond{{Attribute: "total_time"}},
+			Match: &MatchConfig{
+				Any: []CondConfig{{SpanName: "generate_stream"}, {SpanName: "chat_completions"}, {SpanName: "completions"}, {SpanName: "generate"}},
+				All: []CondConfig{{Attribute: "total_time"}},
 			},
-			Map: Mapping{
-				QueueTime: []TimingAttr{{Key: "queue_time", Unit: Duration}},
+			Attributes: AttributesConfig{
+				QueueTime: []TimingConfig{{Key: "queue_time", Unit: "duration"}},
 				Model:     modelKeys,
 			},
-			Steps: &Steps{SpanName: "send_generation", Time: StepStart, FirstTokenFromSteps: true, Generation: "generation"},
+			Steps: &StepsConfig{SpanName: "send_generation", Time: "start", FirstTokenFromSteps: true, Generation: "generation"},
 		},
 		{
 			// Any other span carrying the engine latency family (a vLLM fork, a
 			// gateway that copies them).
-			Name:  "engine",
-			Layer: LayerServer,
-			Match: Match{Any: []Cond{{Attribute: "gen_ai.latency.time_to_first_token"}, {Attribute: "gen_ai.latency.e2e"}}},
-			Map:   engineMapping,
-			Ev:    chunkEvents,
+			Name:       "engine",
+			Layer:      LayerServer,
+			Match:      &MatchConfig{Any: []CondConfig{{Attribute: "gen_ai.latency.time_to_first_token"}, {Attribute: "gen_ai.latency.e2e"}}},
+			Attributes: engineMapping,
+			Events:     &chunkEvents,
 		},
 	}
 }
 
 // agentsAndOpenLIT: Strands before OpenLIT, which writes the same keys in
 // seconds; the Vercel AI SDK's ai.* spans.
-func agentsAndOpenLIT() []*Preset {
-	return []*Preset{
+func agentsAndOpenLIT() []Config {
+	return []Config{
 		strandsPreset(),
 		{
 			// OpenLIT reuses the semconv server metric names as client span
 			// attributes; its "time per output token" is a mean chunk gap.
 			Name:  "openlit",
 			Layer: LayerClient,
-			Match: Match{Any: []Cond{{Attribute: "gen_ai.server.time_to_first_token"}, {Attribute: "gen_ai.server.time_per_output_token"}}},
-			Map: with(clientMapping, func(m *Mapping) {
-				m.TTFT = withConventionTTFT(TimingAttr{Key: "gen_ai.server.time_to_first_token", FirstEvent: true})
-				m.ITLMean = []TimingAttr{{Key: "gen_ai.server.time_per_output_token"}}
+			Match: &MatchConfig{Any: []CondConfig{{Attribute: "gen_ai.server.time_to_first_token"}, {Attribute: "gen_ai.server.time_per_output_token"}}},
+			Attributes: with(clientMapping, func(m *AttributesConfig) {
+				m.TTFT = withConventionTTFT(TimingConfig{Key: "gen_ai.server.time_to_first_token", FirstEvent: true})
+				m.ITLMean = []TimingConfig{{Key: "gen_ai.server.time_per_output_token"}}
 			}),
-			Ev:                  chunkEvents,
-			TTFTNeedsStreamFlag: true,
+			Events:              &chunkEvents,
+			TTFTNeedsStreamFlag: ptr(true),
 		},
 		vercelAIPreset(),
 	}
 }
 
 // sdks are the client instrumentations with their own conventions.
-func sdks() []*Preset {
-	return []*Preset{
+func sdks() []Config {
+	return []Config{
 		{
 			Name:  "openllmetry",
 			Layer: LayerClient,
-			Match: Match{Any: []Cond{
+			Match: &MatchConfig{Any: []CondConfig{
 				{Event: "gen_ai.content.completion.chunk"},
 				{Event: "llm.content.completion.chunk"},
 				{SpanName: "openai.chat"},
 				{SpanName: "openai.completion"},
-				{Attribute: "llm.request.type", AttributeValues: []string{"chat", "completion"}},
+				{Attribute: "llm.request.type", Values: []string{"chat", "completion"}},
 			}},
-			Map: clientMapping,
-			Ev:  chunkEvents,
+			Attributes: clientMapping,
+			Events:     &chunkEvents,
 		},
 		{
 			Name:  "openinference",
 			Layer: LayerClient,
-			Match: Match{Any: []Cond{
-				{Attribute: "openinference.span.kind", AttributeValues: []string{"LLM"}},
+			Match: &MatchConfig{Any: []CondConfig{
+				{Attribute: "openinference.span.kind", Values: []string{"LLM"}},
 				{Event: "First Token Stream Event"},
 			}},
-			Map: clientMapping,
-			Ev:  chunkEvents,
+			Attributes: clientMapping,
+			Events:     &chunkEvents,
 			// The OpenAI instrumentation writes the request's parameters,
 			// stream flag included; the LangChain one writes the model's
 			// configured parameters ("stream":false on .stream() too), which
@@ -343,34 +366,34 @@ func sdks() []*Preset {
 		{
 			Name:  "litellm",
 			Layer: LayerClient,
-			Match: Match{
-				Any: []Cond{{SpanName: "litellm_request"}, {SpanName: "Received Proxy Server Request"}},
-				All: []Cond{{Attribute: "gen_ai.request.model"}},
+			Match: &MatchConfig{
+				Any: []CondConfig{{SpanName: "litellm_request"}, {SpanName: "Received Proxy Server Request"}},
+				All: []CondConfig{{Attribute: "gen_ai.request.model"}},
 			},
 			// LiteLLM v1 puts no TTFT on spans; with LITELLM_OTEL_V2 it
 			// writes the conventions' attribute.
-			Map: with(clientMapping, func(m *Mapping) { m.TTFT = semconvTTFT }),
-			Ev:  chunkEvents,
+			Attributes: with(clientMapping, func(m *AttributesConfig) { m.TTFT = semconvTTFT }),
+			Events:     &chunkEvents,
 		},
 	}
 }
 
 // langfuse: Langfuse records the first-token time as an absolute timestamp
 // and its usage as a JSON object.
-func langfuse() *Preset {
-	return &Preset{
+func langfuse() Config {
+	return Config{
 		Name:  "langfuse",
 		Layer: LayerClient,
-		Match: Match{Any: []Cond{{Attribute: "langfuse.observation.type", AttributeValues: []string{"generation"}}}},
-		Map: with(clientMapping, func(m *Mapping) {
+		Match: &MatchConfig{Any: []CondConfig{{Attribute: "langfuse.observation.type", Values: []string{"generation"}}}},
+		Attributes: with(clientMapping, func(m *AttributesConfig) {
 			// Both observeOpenAI and the LangChain handler stamp it at
 			// the first stream part, a role-only chunk too.
-			m.TTFT = withConventionTTFT(TimingAttr{Key: "langfuse.observation.completion_start_time", Unit: Timestamp, FirstPart: true})
+			m.TTFT = withConventionTTFT(TimingConfig{Key: "langfuse.observation.completion_start_time", Unit: "timestamp", FirstPart: true})
 			// Langfuse serialises usage as a JSON object.
 			m.OutputTokens = append(slices.Clone(outputTokenKeys), "langfuse.observation.usage_details#output")
 			m.InputTokens = append(slices.Clone(inputTokenKeys), "langfuse.observation.usage_details#input")
 		}),
-		Ev: chunkEvents,
+		Events: &chunkEvents,
 		// Langfuse writes the request's parameters, stream flag included.
 		StreamJSON: []string{"langfuse.observation.model.parameters"},
 	}
@@ -378,37 +401,37 @@ func langfuse() *Preset {
 
 // semconvFamily: producers that follow the GenAI conventions with a twist,
 // then the conventions themselves, which every other generation span satisfies.
-func semconvFamily() []*Preset {
-	return []*Preset{
+func semconvFamily() []Config {
+	return []Config{
 		{
 			// Sentry's SDKs: the older gen_ai.response.time_to_first_token
 			// (seconds; renamed to the conventions' time_to_first_chunk in
 			// sentry-python #7472) and their own stream flag.
 			Name:  "sentry",
 			Layer: LayerClient,
-			Match: Match{Any: []Cond{{Attribute: "gen_ai.response.time_to_first_token"}, {Attribute: "gen_ai.response.streaming"}}},
-			Map: with(clientMapping, func(m *Mapping) {
-				m.TTFT = slices.Concat(semconvTTFT, []TimingAttr{{Key: "gen_ai.response.time_to_first_token"}})
+			Match: &MatchConfig{Any: []CondConfig{{Attribute: "gen_ai.response.time_to_first_token"}, {Attribute: "gen_ai.response.streaming"}}},
+			Attributes: with(clientMapping, func(m *AttributesConfig) {
+				m.TTFT = slices.Concat(semconvTTFT, []TimingConfig{{Key: "gen_ai.response.time_to_first_token"}})
 				m.Stream = slices.Concat([]string{"gen_ai.response.streaming"}, streamKeys)
 			}),
-			Ev: chunkEvents,
+			Events: &chunkEvents,
 		},
 		{
 			// Pydantic AI (and Logfire over it) puts the v1.41 metric name
 			// gen_ai.client.operation.time_to_first_chunk (seconds) on its
 			// "chat {model}" spans, and sets no stream flag.
-			Name:  "pydantic_ai",
-			Layer: LayerClient,
-			Match: Match{Any: []Cond{{Scope: PydanticAIScope}}},
-			Map:   with(clientMapping, func(m *Mapping) { m.TTFT = semconvTTFT }),
-			Ev:    chunkEvents,
+			Name:       "pydantic_ai",
+			Layer:      LayerClient,
+			Match:      &MatchConfig{Any: []CondConfig{{Scope: PydanticAIScope}}},
+			Attributes: with(clientMapping, func(m *AttributesConfig) { m.TTFT = semconvTTFT }),
+			Events:     &chunkEvents,
 		},
 		{
-			Name:  "semconv",
-			Layer: LayerClient,
-			Match: Match{Any: []Cond{{Attribute: OperationNameKey, AttributeValues: GenerationOperations}}},
-			Map:   with(clientMapping, func(m *Mapping) { m.TTFT = semconvTTFT }),
-			Ev:    chunkEvents,
+			Name:       "semconv",
+			Layer:      LayerClient,
+			Match:      &MatchConfig{Any: []CondConfig{{Attribute: OperationNameKey, Values: GenerationOperations}}},
+			Attributes: with(clientMapping, func(m *AttributesConfig) { m.TTFT = semconvTTFT }),
+			Events:     &chunkEvents,
 		},
 	}
 }
@@ -423,8 +446,8 @@ func DefaultEvents() Events {
 	}
 }
 
-func strandsPreset() *Preset {
-	return &Preset{
+func strandsPreset() Config {
+	return Config{
 		// Strands Agents writes the time to first byte and the model's
 		// latency in MILLISECONDS (integers) under the conventions'
 		// server metric names, which OpenLIT writes in seconds: this
@@ -437,23 +460,23 @@ func strandsPreset() *Preset {
 		// (its models only implement stream()).
 		Name:  "strands",
 		Layer: LayerClient,
-		Match: Match{
-			Any: []Cond{
+		Match: &MatchConfig{
+			Any: []CondConfig{
 				{Scope: StrandsScope},
 				{Attribute: "gen_ai.server.time_to_first_token"},
 				{Attribute: "gen_ai.server.request.duration"},
 			},
-			All:  []Cond{{SpanName: "chat"}, {SpanKind: "internal"}},
-			None: []Cond{{Attribute: "gen_ai.request.is_stream"}},
+			All:  []CondConfig{{SpanName: "chat"}, {SpanKind: "internal"}},
+			None: []CondConfig{{Attribute: "gen_ai.request.is_stream"}},
 		},
-		Map: with(clientMapping, func(m *Mapping) {
-			m.TTFT = withConventionTTFT(TimingAttr{Key: "gen_ai.server.time_to_first_token", Unit: Milliseconds})
+		Attributes: with(clientMapping, func(m *AttributesConfig) {
+			m.TTFT = withConventionTTFT(TimingConfig{Key: "gen_ai.server.time_to_first_token", Unit: "ms"})
 			// gen_ai.server.request.duration (ms) is the provider's own
 			// latency (Bedrock's latencyMs), another clock than the TTFT
 			// Strands measures: E2E stays the span's, as for every
 			// client span, and TPOT never mixes the two.
 		}),
-		Ev:               chunkEvents,
+		Events:           &chunkEvents,
 		StreamBySpanName: map[string]bool{"chat": true},
 	}
 }
@@ -472,10 +495,10 @@ var aiSDK6Usage = []string{
 
 // withConventionTTFT is a preset's own TTFT attributes, then the
 // conventions' (see clientMapping).
-func withConventionTTFT(own ...TimingAttr) []TimingAttr { return slices.Concat(own, semconvTTFT) }
+func withConventionTTFT(own ...TimingConfig) []TimingConfig { return slices.Concat(own, semconvTTFT) }
 
-func vercelAIPreset() *Preset {
-	return &Preset{
+func vercelAIPreset() Config {
+	return Config{
 		// The Vercel AI SDK's ai.* spans (the legacy OpenTelemetry
 		// integration and experimental_telemetry): one span per model
 		// call, named after it; the root ai.streamText span spans every
@@ -487,18 +510,18 @@ func vercelAIPreset() *Preset {
 		// Traceloop's SDK renames these spans ("chat gpt-4o-mini", kind
 		// INTERNAL) but keeps ai.operationId; the parents' operation ids
 		// (ai.streamText, ...) are not model calls and never match.
-		Match: Match{Any: []Cond{
+		Match: &MatchConfig{Any: []CondConfig{
 			{SpanName: "ai.streamText.doStream"}, {SpanName: "ai.streamObject.doStream"},
 			{SpanName: "ai.generateText.doGenerate"}, {SpanName: "ai.generateObject.doGenerate"},
-			{Attribute: "ai.operationId", AttributeValues: aiSDKModelCalls},
+			{Attribute: "ai.operationId", Values: aiSDKModelCalls},
 		}},
-		Map: with(clientMapping, func(m *Mapping) {
+		Attributes: with(clientMapping, func(m *AttributesConfig) {
 			// AI SDK 5 (and 4) stamp the first stream part of any kind
 			// (the provider's role-only chunk too), 6 and 7 the first text
 			// part; only 6 and later write the usage details below.
-			m.TTFT = withConventionTTFT(TimingAttr{Key: "ai.response.msToFirstChunk", Unit: Milliseconds, FirstPart: true},
-				TimingAttr{Key: "ai.stream.msToFirstChunk", Unit: Milliseconds, FirstPart: true})
-			m.E2E = []TimingAttr{{Key: "ai.response.msToFinish", Unit: Milliseconds}}
+			m.TTFT = withConventionTTFT(TimingConfig{Key: "ai.response.msToFirstChunk", Unit: "ms", FirstPart: true},
+				TimingConfig{Key: "ai.stream.msToFirstChunk", Unit: "ms", FirstPart: true})
+			m.E2E = []TimingConfig{{Key: "ai.response.msToFinish", Unit: "ms"}}
 			// AI SDK 5+ names, then AI SDK 4's.
 			m.OutputTokens = slices.Concat(outputTokenKeys, []string{"ai.usage.outputTokens", "ai.usage.completionTokens"})
 			m.InputTokens = slices.Concat(inputTokenKeys, []string{"ai.usage.inputTokens", "ai.usage.promptTokens"})
@@ -507,7 +530,7 @@ func vercelAIPreset() *Preset {
 			m.ReasoningOutputTokens = slices.Concat([]string{"ai.usage.reasoningTokens", "ai.usage.outputTokenDetails.reasoningTokens"}, reasoningKeys)
 			m.Model = slices.Concat([]string{"gen_ai.response.model", "ai.response.model", "gen_ai.request.model", "ai.model.id"}, modelKeys[2:])
 		}),
-		Ev: Events{
+		Events: &EventsConfig{
 			Chunk:      chunkEvents.Chunk,
 			FirstToken: []string{"ai.stream.firstChunk", "First Token Stream Event"},
 			FirstPart:  []string{"ai.stream.firstChunk"},
@@ -521,3 +544,5 @@ func vercelAIPreset() *Preset {
 		},
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
