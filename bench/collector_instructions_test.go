@@ -177,7 +177,7 @@ func runCallgrind(t *testing.T, a arm, bodies [][]byte, spans int, hold time.Dur
 	defer func() {
 		if !stopped {
 			_ = cmd.Process.Kill()
-			<-done
+			t.Logf("%s: valgrind stopped: %v", name, <-done)
 			t.Logf("%s: valgrind's output:\n%s", name, stderr.String())
 		}
 	}()
@@ -208,7 +208,7 @@ func runCallgrind(t *testing.T, a arm, bodies [][]byte, spans int, hold time.Dur
 	p, err := callgrind.ReadFile(outFile + ".1")
 	require.NoError(t, err)
 	_ = cmd.Process.Kill()
-	<-done
+	t.Logf("%s: valgrind stopped: %v", name, <-done)
 	stopped = true
 	require.Equal(t, float64(spans), exported, "%s: spans exported", name)
 	_ = os.Remove(outFile) // empty: the process never reaches its own dump

@@ -213,14 +213,12 @@ func pairRatios(runs irRuns, shapes []string) string {
 		}
 		n, reps := runs.size(shape)
 		row := []string{fmt.Sprintf("%s (%d, %d)", shape, n, reps)}
-		var pairs, peers []float64
 		for _, value := range []func(map[string]float64) float64{total, outsideGC} {
 			p, s := runs.addedPerRep(shape, "with_llmslo", value), runs.addedPerRep(shape, "peer_signal_to_metrics", value)
 			var ratios []float64
 			for i := range min(len(p), len(s)) {
 				ratios = append(ratios, p[i]/s[i])
 			}
-			pairs, peers = append(pairs, mean(p)), append(peers, mean(s))
 			row = append(row, fmt.Sprintf("%.0f", mean(p)), fmt.Sprintf("%.0f", mean(s)), fmt.Sprintf("**%.2f** (%s)", mean(p)/mean(s), joined(ratios, "%.2f")))
 		}
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))

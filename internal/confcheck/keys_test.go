@@ -56,7 +56,7 @@ func TestClosest(t *testing.T) {
 		{"tffT", "ttft", true},
 		{"TTFT", "ttft", true},
 		{"slo", "slos", true},
-		{"atribute_prefx", "attribute_prefix", true},
+		{"attribute_prefx", "attribute_prefix", true},
 		{"widnow", "window", true},
 		{"e2", "e2e", true},
 		{"x", "", false},

@@ -341,7 +341,6 @@ func mergeLevels(levels []schema.CapacityLevel, minRequests int) []schema.Capaci
 	for _, l := range levels {
 		if !open {
 			out = append(out, l)
-			open = true
 		} else {
 			m := &out[len(out)-1]
 			m.InFlightMax, m.Requests, m.Met = l.InFlightMax, m.Requests+l.Requests, m.Met+l.Met

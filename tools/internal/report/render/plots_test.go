@@ -24,7 +24,9 @@ func plotReport() *schema.Report {
 	g := func(name string) schema.Group { return schema.Group{"model": name} }
 	r := &schema.Report{GroupBy: []string{"model"}}
 	r.Latency = []schema.LatencyGroup{{Requests: 6000}, {Group: g("a"), Requests: 3000}, {Group: g("b"), Requests: 2000}, {Group: g("c"), Requests: 1000}}
-	rising := func(n, zeros int) []float64 {
+	// the CDFs keep a thinned sample of 1,000 points
+	const n = 1000
+	rising := func(zeros int) []float64 {
 		v := make([]float64, n)
 		for i := zeros; i < n; i++ {
 			v[i] = 0.001 * float64(i-zeros+1)
@@ -32,10 +34,10 @@ func plotReport() *schema.Report {
 		return v
 	}
 	r.CDFs = []schema.CDF{
-		{Metric: "ttft", Group: g("a"), Requests: 3000, Sorted: rising(1000, 0), Values: 3000},
-		{Metric: "ttft", Group: g("c"), Requests: 1000, Sorted: rising(1000, 0), Values: 1000},
-		{Metric: "queue_time", Group: g("a"), Requests: 3000, Sorted: rising(1000, 694), Values: 3000, Zeros: 2082},
-		{Metric: "queue_time", Group: g("c"), Requests: 1000, Sorted: rising(1000, 1000), Values: 1000, Zeros: 1000},
+		{Metric: "ttft", Group: g("a"), Requests: 3000, Sorted: rising(0), Values: 3000},
+		{Metric: "ttft", Group: g("c"), Requests: 1000, Sorted: rising(0), Values: 1000},
+		{Metric: "queue_time", Group: g("a"), Requests: 3000, Sorted: rising(694), Values: 3000, Zeros: 2082},
+		{Metric: "queue_time", Group: g("c"), Requests: 1000, Sorted: rising(1000), Values: 1000, Zeros: 1000},
 	}
 	return r
 }

@@ -87,7 +87,7 @@ func cdfPlot(r *schema.Report, metric string) (template.HTML, bool) {
 	var entries []legendEntry
 	var allZeros int64
 	for _, c := range curves {
-		pts, _ := cdfXY(c.Sorted)
+		pts := cdfXY(c.Sorted)
 		allZeros += c.Zeros
 		l := &plotter.Line{LineStyle: draw.LineStyle{Color: colour(c.Group), Width: vg.Points(1.5)}}
 		if len(pts) > 0 {
@@ -129,7 +129,7 @@ func cdfPanels(r *schema.Report, metric string, curves []schema.CDF) (template.H
 	var names []string
 	var lines []plotter.XYs
 	for _, c := range curves {
-		pts, _ := cdfXY(c.Sorted)
+		pts := cdfXY(c.Sorted)
 		allZeros += c.Zeros
 		if len(pts) > 0 {
 			lo, hi = min(lo, pts[0].X), max(hi, pts[len(pts)-1].X)
@@ -184,9 +184,9 @@ func cdfAxisLabel(metric string, zeros int64) string {
 }
 
 // cdfXY places sorted values on a log axis: the positive finite ones,
-// each at its rank; zeros counts the values at or below 0. A single
+// each at its rank (values at or below 0 have no place on it). A single
 // positive value is a step, from the share of zeros up to 1, so it shows.
-func cdfXY(sorted []float64) (plotter.XYs, int) {
+func cdfXY(sorted []float64) plotter.XYs {
 	pts := make(plotter.XYs, 0, len(sorted))
 	below := 0
 	for i, v := range sorted {
@@ -206,5 +206,5 @@ func cdfXY(sorted []float64) (plotter.XYs, int) {
 	if len(pts) == 1 {
 		pts = append(plotter.XYs{{X: pts[0].X, Y: float64(below) / float64(len(sorted))}}, pts...)
 	}
-	return pts, below
+	return pts
 }
