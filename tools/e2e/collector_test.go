@@ -215,7 +215,7 @@ service:
 			verdict: "violated", violations: []string{"tpot"}},
 		// OpenLIT's time_per_output_token is a mean chunk gap: ITL, not TPOT.
 		{seconds: map[string]float64{"llm.ttft": 0.25, "llm.e2e": 1.03, "llm.tpot": (1.03 - 0.25) / 39, "llm.itl.mean": 0.02},
-			strs: map[string]string{"llm.metrics.source": "openlit:attributes"}, absent: []string{"llm.itl.max"},
+			strs: map[string]string{"llm.metrics.source": "openlit:attributes,ttft=first_event"}, absent: []string{"llm.itl.max"},
 			verdict: "violated", violations: []string{"tpot"}},
 		{seconds: map[string]float64{"llm.ttft": 0.18, "llm.e2e": 1.18, "llm.tpot": 1.0 / 100},
 			strs: map[string]string{"llm.metrics.source": "semconv:attributes"}, verdict: "met"},
