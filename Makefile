@@ -81,6 +81,10 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 30s)
 run: dist ## Build, start the collector on config/demo.yaml, send sample spans and ~30s of load (DURATION, RATE; RAMP=5:60 rises past the engines' capacity), show the live table and the report on the captured traces, stop; INCIDENT=queue|long_prompt|ttft injects one at 10s
 	@DURATION=$(DURATION) RATE=$(RATE) RAMP=$(RAMP) INCIDENT=$(INCIDENT) scripts/demo.sh
 
+.PHONY: soak
+soak: dist ## Soak the built collector: SOAK_DURATION (600s) at SOAK_RATE (1500) requests/s with the backend down SOAK_OUTAGE (60) seconds from SOAK_OUTAGE_AT (240); fails on any span lost or counted twice
+	scripts/soak.sh
+
 .PHONY: collector
 collector: dist ## Run the distribution alone on config/collector.yaml (OTLP on 0.0.0.0:4317/4318)
 	$(DIST) --config config/collector.yaml
