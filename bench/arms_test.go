@@ -17,7 +17,8 @@ import (
 // An arm is one collector the load benchmark compares: which distribution
 // runs and what sits in its traces pipeline. Every arm has the same
 // receiver (OTLP/HTTP), batch processor and exporter (debug, printing
-// nothing), so the differences between arms are the components alone.
+// nothing, unless traceExporter sends the spans on over OTLP/HTTP), so the
+// differences between arms are the components alone.
 type arm struct {
 	name string
 	// peer: the contrib-only distribution (bench/peer), else the project's.
@@ -29,6 +30,10 @@ type arm struct {
 	connectors      string // a top-level `connectors:` section
 	connector       string // the traces → metrics connector, "" for none
 	metricsExporter string // where the connector's metrics go: debug unless set
+	// traceExporter is where the spans go over OTLP/HTTP (uncompressed):
+	// debug unless set. With it an arm pays for encoding what it wrote on
+	// the spans, as a collector that forwards them does.
+	traceExporter string
 }
 
 // llmSLOProcessor and llmSLOConnector are the pair as the benchmark runs it:
@@ -106,6 +111,11 @@ exporters:
     endpoint: {{.Arm.MetricsExporter}}
     compression: none
 {{- end}}
+{{- if .Arm.TraceExporter}}
+  otlp_http/traces:
+    endpoint: {{.Arm.TraceExporter}}
+    compression: none
+{{- end}}
 extensions:
   pprof:
     endpoint: {{.PprofAddr}}
@@ -115,7 +125,7 @@ service:
     traces:
       receivers: [otlp]
       processors: [{{range .Arm.PipelineBefore}}{{.}}, {{end}}batch]
-      exporters: [debug{{with .Arm.Connector}}, {{.}}{{end}}]
+      exporters: [{{if .Arm.TraceExporter}}otlp_http/traces{{else}}debug{{end}}{{with .Arm.Connector}}, {{.}}{{end}}]
 {{- with .Arm.Connector}}
     metrics:
       receivers: [{{.}}]
@@ -145,6 +155,7 @@ func (a arm) config(t testing.TB, addr string, telPort int, pprofAddr string) st
 		"Arm": map[string]any{
 			"Processors": a.processors, "PipelineBefore": a.pipelineBefore, "Connectors": a.connectors,
 			"Connector": a.connector, "MetricsExporter": a.metricsExporter,
+			"TraceExporter": a.traceExporter,
 		},
 	}))
 	return b.String()
