@@ -208,8 +208,8 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, validatePercentiles(c.Percentiles)...)
 	errs = append(errs, validateInputTokenClasses(c.InputTokenClasses)...)
-	errs = append(errs, c.validateMetricNames()...)
-	errs = append(errs, c.validatePressure()...)
+	errs = append(errs, validateMetricNames(c.MetricNames)...)
+	errs = append(errs, c.Pressure.validate()...)
 	if c.Window < windowSlots*time.Millisecond {
 		errs = append(errs, fmt.Errorf("window: %v must be a duration of at least %v, such as 1m", c.Window, windowSlots*time.Millisecond))
 	}
