@@ -13,16 +13,16 @@ import (
 )
 
 // The closed vocabulary of llm.slo.constraint values is the series
-// package's (series.ViolationNames), which counts them; a span's
-// violations and causes are read here.
+// package's, which counts them; a span's violations and causes are read
+// here.
 type (
-	// violationSet is a set of series.ViolationNames indexes.
+	// violationSet is a set of indexes in that vocabulary.
 	violationSet = series.ViolationSet
 	// constraintSet is a set of contract.Constraints indexes.
 	constraintSet = series.ConstraintSet
 )
 
-// violationIndex returns the index of name in series.ViolationNames.
+// violationIndex returns the index of name in the vocabulary.
 func violationIndex(name string) (int, bool) { return series.ViolationIndex(name) }
 
 // readCauses reads an llm.slo.<name>.causes value into so: one cause per

@@ -51,8 +51,8 @@ const (
 	NumWindows
 )
 
-// WindowHist is the histogram each window shadows.
-var WindowHist = [NumWindows]Hist{HistTTFT, HistTPOT, HistITL, HistE2E}
+// windowHist is the histogram each window shadows.
+var windowHist = [NumWindows]Hist{HistTTFT, HistTPOT, HistITL, HistE2E}
 
 // histWindow is the window that shadows each histogram; NumWindows: none.
 var histWindow = func() [NumHists]Window {
@@ -60,7 +60,7 @@ var histWindow = func() [NumHists]Window {
 	for k := range w {
 		w[k] = NumWindows
 	}
-	for i, k := range WindowHist {
+	for i, k := range windowHist {
 		w[k] = Window(i)
 	}
 	return w

@@ -183,7 +183,7 @@ func (p *Points) count(s *Series, def *Def, v *uint64, attrs ...string) (pmetric
 // cause (llm.slo.cause).
 func (p *Points) violations(s *Series, sc *sloCounts, name string) {
 	def := &p.out.Names.Violations
-	for v, constraint := range ViolationNames {
+	for v, constraint := range violationNames {
 		if sc.violations[v] > 0 {
 			p.count(s, def, &sc.violations[v], catalog.AttrSLOName, name, catalog.AttrSLOConstraint, constraint)
 		}

@@ -17,13 +17,13 @@ import (
 	"github.com/llmslo/llmslo/internal/catalog"
 )
 
-// NumShards splits the series so that concurrent batches rarely contend on
+// numShards splits the series so that concurrent batches rarely contend on
 // one lock; the flush visits the shards one at a time.
-const NumShards = 16
+const numShards = 16
 
 // Store holds the live series.
 //
-// Concurrency: series live in NumShards maps, each behind its own mutex,
+// Concurrency: series live in numShards maps, each behind its own mutex,
 // chosen by a hash of the series key; a span locks one shard, never a
 // global lock, so concurrent batches contend only when their spans hash to
 // the same shard. Each locks the shards one at a time. The overflow series
@@ -41,7 +41,7 @@ type Store struct {
 	now      func() time.Time
 	seed     maphash.Seed
 
-	shards [NumShards]Shard
+	shards [numShards]Shard
 	limits limiter
 	// lastFlush is the time of the previous flush (unix ns): the start of
 	// a new series' first delta point.
@@ -69,7 +69,7 @@ func NewStore(shape Shape, limit int64, delta bool, instance string, now func() 
 		st.shards[i].series = map[string]*Series{}
 		st.shards[i].rounder = adjusted.NewRounder(uint64(i) + 1)
 	}
-	st.limits.rounder = adjusted.NewRounder(NumShards + 1)
+	st.limits.rounder = adjusted.NewRounder(numShards + 1)
 	st.lastFlush.Store(now().UnixNano())
 	return st
 }
@@ -80,7 +80,7 @@ func (st *Store) SetLayerKey(key string) { st.layerKey = key }
 
 // Lock locks and returns the shard of key.
 func (st *Store) Lock(key []byte) *Shard {
-	sh := &st.shards[maphash.Bytes(st.seed, key)%NumShards]
+	sh := &st.shards[maphash.Bytes(st.seed, key)%numShards]
 	sh.mu.Lock()
 	return sh
 }

@@ -11,11 +11,11 @@ import (
 	"github.com/llmslo/llmslo/internal/contract"
 )
 
-// ViolationNames is the closed vocabulary of llm.slo.constraint values: a
+// violationNames is the closed vocabulary of llm.slo.constraint values: a
 // failed request, each constraint, and each constraint undecidable. A
 // violations entry outside it is not counted (it cannot come from the
 // processor), so no span can add a series by writing a new word.
-var ViolationNames = func() []string {
+var violationNames = func() []string {
 	constraints := contract.Constraints[:]
 	names := []string{contract.ViolationError}
 	names = append(names, constraints...)
@@ -25,37 +25,37 @@ var ViolationNames = func() []string {
 	return names
 }()
 
-// firstConstraint is the ViolationNames index of contract.Constraints[0]:
-// constraint k is ViolationNames[firstConstraint+k].
+// firstConstraint is the violationNames index of contract.Constraints[0]:
+// constraint k is violationNames[firstConstraint+k].
 const firstConstraint = 1
 
-// ViolationSet is a set of ViolationNames indexes, one bit each.
+// ViolationSet is a set of violationNames indexes, one bit each.
 type ViolationSet uint32
 
 // ConstraintSet is a set of contract.Constraints indexes, one bit each.
 type ConstraintSet uint8
 
-// maxViolationNames bounds ViolationNames: the counters of one SLO hold
+// maxViolationNames bounds violationNames: the counters of one SLO hold
 // one slot per name.
 const maxViolationNames = 16
 
 func init() {
-	if len(ViolationNames) > maxViolationNames {
+	if len(violationNames) > maxViolationNames {
 		panic("more constraint names than sloCounts.violations holds")
 	}
 	if contract.NumConstraints > 8 {
 		panic("more constraints than a ConstraintSet holds")
 	}
 	for k, name := range contract.Constraints {
-		if ViolationNames[firstConstraint+k] != name {
-			panic("ViolationNames does not list the constraints from firstConstraint")
+		if violationNames[firstConstraint+k] != name {
+			panic("violationNames does not list the constraints from firstConstraint")
 		}
 	}
 }
 
-// ViolationIndex returns the index of name in ViolationNames.
+// ViolationIndex returns the index of name in violationNames.
 func ViolationIndex(name string) (int, bool) {
-	for i, v := range ViolationNames {
+	for i, v := range violationNames {
 		if v == name {
 			return i, true
 		}
@@ -84,7 +84,7 @@ type sloCounts struct {
 	// weighted counts the requests of selected that came from spans
 	// standing for more than one request; weightedSpans those spans.
 	weighted, weightedSpans uint64
-	violations              [maxViolationNames]uint64 // by ViolationNames index, without a cause
+	violations              [maxViolationNames]uint64 // by violationNames index, without a cause
 	// causes[k][c] counts the violations of constraint k for cause c.
 	causes  [contract.NumConstraints][contract.NumCauses]uint64
 	goodput aggregate.Ratio
