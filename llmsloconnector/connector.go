@@ -15,16 +15,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
-	"github.com/llmslo/llmslo/internal/aggregate"
 	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/registry"
 	"github.com/llmslo/llmslo/llmsloconnector/internal/series"
 )
-
-// sketchAlpha is the relative accuracy of the windowed percentiles: each
-// order statistic within 0.39% (89 buckets per octave), so the
-// interpolated percentile is too, inside the 1% the project promises.
-const sketchAlpha = 0.0039
 
 // llmSLOConnector aggregates the llm_slo processor's span attributes into
 // series, one per dimension set and layer, and emits them on a ticker.
@@ -238,30 +232,6 @@ func (c *llmSLOConnector) collect(now time.Time) pmetric.Metrics {
 	points := series.NewPoints(c.out, c.src.names.name, c.pressure, now)
 	c.series.Each(now, c.cfg.SeriesExpiration, points.Emit)
 	return points.Metrics()
-}
-
-// shapeOf is how the series record: exponential histograms of max_size
-// buckets, or explicit with the configured bounds per kind; the windows'
-// sketches and length; the token counters when the names have them; the
-// exemplars when on.
-func shapeOf(cfg *Config, names *metricNames) series.Shape {
-	shape := series.Shape{MaxSize: defaultMaxSize, Sketch: aggregate.NewSketchConfig(sketchAlpha), Window: cfg.Window,
-		Usage: names.counters(), Exemplars: cfg.Exemplars.Enabled, MaxExemplars: cfg.Exemplars.MaxPerDataPoint}
-	if e := cfg.Histogram.Exponential; e != nil && e.MaxSize != 0 {
-		shape.MaxSize = e.MaxSize
-	}
-	if x := cfg.Histogram.Explicit; x != nil {
-		var b [numHistKinds][]float64
-		for k := range numHistKinds {
-			kind := histBucketKind[k]
-			b[k] = defaultBuckets[kind]
-			if custom, ok := x.Buckets[kind]; ok {
-				b[k] = custom
-			}
-		}
-		shape.Bounds = &b
-	}
-	return shape
 }
 
 // logStart says where the connector reads, once.
