@@ -215,7 +215,7 @@ func TestAccuracy(t *testing.T) {
 						rel := math.Abs(got-want) / want
 						t.Logf("window %-4s p%-4v exact %.6f sketch %.6f rel.err %.3f%%", kind, 100*p, want, got, 100*rel)
 						assert.Less(t, rel, 0.01)
-						assert.LessOrEqual(t, rel, c.sketch.Alpha()+1e-12, "the sketch's own bound")
+						assert.LessOrEqual(t, rel, aggregate.NewSketchConfig(sketchAlpha).Alpha()+1e-12, "the sketch's own bound")
 					})
 				}
 				// Exponential histograms, read as Prometheus does.
@@ -269,7 +269,7 @@ func TestCardinality(t *testing.T) {
 	base := heap()
 	send(20_000, 100_000)
 	grown := heap()
-	assert.Equal(t, int64(limit-1), c.limits.live(layerClient), "the limit minus the overflow series")
+	assert.Equal(t, int64(limit-1), c.series.Live(layerClient), "the limit minus the overflow series")
 
 	md := c.collect(fixedNow)
 	assert.Equal(t, int64(100_000), sumOver(md, metricSLORequests.name, nil), "every request counted")

@@ -255,7 +255,7 @@ func TestSeriesExpiration(t *testing.T) {
 	assert.Equal(t, int64(1), sumOver(c.collect(now), metricSLORequests.name, map[string]string{attrRequestModel: "old"}))
 	now = now.Add(2 * time.Minute) // 6 min idle > 5 min
 	assert.Zero(t, c.collect(now).DataPointCount())
-	assert.Equal(t, int64(0), c.limits.live(layerClient))
+	assert.Equal(t, int64(0), c.series.Live(layerClient))
 	require.NoError(t, c.ConsumeTraces(context.Background(), batch(1, func(s ptrace.SpanSlice, _ int) { llmSpan(s, "new", 0.1, 0.01, 1, true) })))
 	md := c.collect(now)
 	assert.Equal(t, int64(1), sumOver(md, metricSLORequests.name, map[string]string{attrRequestModel: "new"}), "the freed slot is reused")

@@ -15,7 +15,9 @@ import (
 	"go.opentelemetry.io/collector/component"
 
 	"github.com/llmslo/llmslo/internal/adjusted"
+	"github.com/llmslo/llmslo/internal/aggregate"
 	"github.com/llmslo/llmslo/internal/contract"
+	"github.com/llmslo/llmslo/llmsloconnector/internal/series"
 )
 
 // Config configures the llm_slo connector.
@@ -208,8 +210,8 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, validatePercentiles(c.Percentiles)...)
 	errs = append(errs, validateInputTokenClasses(c.InputTokenClasses)...)
-	errs = append(errs, c.validateMetricNames()...)
-	errs = append(errs, c.validatePressure()...)
+	errs = append(errs, validateMetricNames(c.MetricNames)...)
+	errs = append(errs, c.Pressure.validate()...)
 	if c.Window < windowSlots*time.Millisecond {
 		errs = append(errs, fmt.Errorf("window: %v must be a duration of at least %v, such as 1m", c.Window, windowSlots*time.Millisecond))
 	}
@@ -337,4 +339,33 @@ func strictlyIncreasing(b []float64) bool {
 		}
 	}
 	return len(b) > 0
+}
+
+// sketchAlpha is the relative accuracy of the windowed percentiles: each
+// order statistic within 0.39% (89 buckets per octave), so the
+// interpolated percentile is too, inside the 1% the project promises.
+const sketchAlpha = 0.0039
+
+// shapeOf is how the series record: exponential histograms of max_size
+// buckets, or explicit with the configured bounds per kind; the windows'
+// sketches and length; the token counters when the names have them; the
+// exemplars when on.
+func shapeOf(cfg *Config, names *metricNames) series.Shape {
+	shape := series.Shape{MaxSize: defaultMaxSize, Sketch: aggregate.NewSketchConfig(sketchAlpha), Window: cfg.Window,
+		Usage: names.counters(), Exemplars: cfg.Exemplars.Enabled, MaxExemplars: cfg.Exemplars.MaxPerDataPoint}
+	if e := cfg.Histogram.Exponential; e != nil && e.MaxSize != 0 {
+		shape.MaxSize = e.MaxSize
+	}
+	if x := cfg.Histogram.Explicit; x != nil {
+		var b [numHistKinds][]float64
+		for k := range numHistKinds {
+			kind := histBucketKind[k]
+			b[k] = defaultBuckets[kind]
+			if custom, ok := x.Buckets[kind]; ok {
+				b[k] = custom
+			}
+		}
+		shape.Bounds = &b
+	}
+	return shape
 }

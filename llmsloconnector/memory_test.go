@@ -96,19 +96,15 @@ func TestMemoryAtLimit(t *testing.T) {
 	base := heapAfterGC()
 	n := fillAtLimit(t, c, &now, 20)
 	grown := heapAfterGC() - base
-	require.Equal(t, int64(n/2), c.limits.live(layerServer), "the server layer full")
-	require.Equal(t, int64(n/2), c.limits.live(layerClient), "the client layer full")
-	for _, s := range c.shards[0].series {
-		for k, h := range s.hists {
-			assert.NotNil(t, h, "histogram %d", k)
-		}
-		for w, win := range s.windows {
-			assert.NotNil(t, win, "window %d", w)
-		}
-		assert.Len(t, s.slos, 2)
-		break
-	}
-	sketches, hists := c.footprint()
+	require.Equal(t, int64(n/2), c.series.Live(layerServer), "the server layer full")
+	require.Equal(t, int64(n/2), c.series.Live(layerClient), "the client layer full")
+	_, _, one := c.series.Footprint()
+	require.NotNil(t, one)
+	hists, windows, slos := one.Filled()
+	assert.Equal(t, int(numHistKinds), hists, "every histogram")
+	assert.Equal(t, int(numWindowKinds), windows, "every window")
+	assert.Equal(t, 2, slos)
+	sketches, hists := footprint(c)
 	t.Logf("%d series: heap %.1f MiB, %d bytes per series (window sketches %d, histograms %d)",
 		n, float64(grown)/(1<<20), grown/uint64(n), sketches/n, hists/n)
 	assert.LessOrEqual(t, grown, uint64(128<<20))
@@ -118,21 +114,8 @@ func TestMemoryAtLimit(t *testing.T) {
 
 // footprint adds up the bytes the series' window sketches and histograms
 // hold.
-func (c *llmSLOConnector) footprint() (sketches, hists int) {
-	for i := range c.shards {
-		for _, s := range c.shards[i].series {
-			for _, w := range s.windows {
-				if w != nil {
-					sketches += w.Bytes()
-				}
-			}
-			for _, h := range s.hists {
-				if h != nil {
-					hists += h.Bytes()
-				}
-			}
-		}
-	}
+func footprint(c *llmSLOConnector) (sketches, hists int) {
+	sketches, hists, _ = c.series.Footprint()
 	return sketches, hists
 }
 
@@ -157,7 +140,7 @@ func TestHostileSeriesBounded(t *testing.T) {
 			require.NoError(t, c.ConsumeTraces(context.Background(), td))
 		}
 	}
-	sketches, hists := c.footprint()
+	sketches, hists := footprint(c)
 	t.Logf("one hostile series: window sketches %d bytes, histograms %d", sketches, hists)
 	assert.Less(t, sketches+hists, 512<<10)
 	assert.Greater(t, sketches, 24*4372, "every sketch spans the whole range")

@@ -7,6 +7,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/llmslo/llmslo/internal/catalog"
+	"github.com/llmslo/llmslo/llmsloconnector/internal/series"
 )
 
 // The names of the metrics queried from outside (the SLO counters, the
@@ -16,31 +17,50 @@ import (
 // conventions are still renaming their client metrics
 // (gen_ai.client.inference.*), and a switch must be one change.
 
-// histKind is a distribution the connector records.
-type histKind uint8
-
-const (
-	histTTFT histKind = iota
-	histTPOT
-	histITL
-	histDuration
-	histE2E
-	histQueue
-	histInputTokens
-	histOutputTokens
-	numHistKinds
+// The kinds of distribution, layer, window and token counter are the
+// series package's, which records them; these short names keep the tables
+// below and the span reading readable.
+type (
+	histKind   = series.Hist
+	layerIndex = series.Layer
+	windowKind = series.Window
+	usageKind  = series.Usage
 )
 
-type layerIndex uint8
-
 const (
-	layerServer layerIndex = catalog.LayerServer
-	layerClient layerIndex = catalog.LayerClient
-	numLayers              = catalog.NumLayers
+	histTTFT         = series.HistTTFT
+	histTPOT         = series.HistTPOT
+	histITL          = series.HistITL
+	histDuration     = series.HistDuration
+	histE2E          = series.HistE2E
+	histQueue        = series.HistQueue
+	histInputTokens  = series.HistInputTokens
+	histOutputTokens = series.HistOutputTokens
+	numHistKinds     = series.NumHists
+
+	layerServer = series.LayerServer
+	layerClient = series.LayerClient
+	numLayers   = series.NumLayers
+
+	windowTTFT     = series.WindowTTFT
+	windowTPOT     = series.WindowTPOT
+	windowITL      = series.WindowITL
+	windowE2E      = series.WindowE2E
+	numWindowKinds = series.NumWindows
+
+	usageInput      = series.UsageInput
+	usageOutput     = series.UsageOutput
+	usageCacheRead  = series.UsageCacheRead
+	usageCacheWrite = series.UsageCacheWrite
+	usageReasoning  = series.UsageReasoning
+	numUsageKinds   = series.NumUsage
 )
 
 // layerNames are the llm.layer values, by layerIndex.
-var layerNames = [numLayers]string(catalog.Layers)
+var layerNames = series.LayerNames
+
+// windowSlots is the number of steps the sliding windows advance in.
+const windowSlots = series.WindowSlots
 
 // Units.
 const (
@@ -157,20 +177,6 @@ var (
 	metricSLOGoodput       = metricDef{catalog.SLOGoodput.Name, catalog.SLOGoodput.Unit, "Share of the LLM requests an SLO selected that met it (of its decidable requests, met + violated, when unknown_verdicts is exclude), over the sliding window (per collector replica)."}
 )
 
-// windowKind is a distribution with windowed percentile gauges.
-type windowKind uint8
-
-const (
-	windowTTFT windowKind = iota
-	windowTPOT
-	windowITL
-	windowE2E
-	numWindowKinds
-)
-
-// windowHist is the histogram each window shadows.
-var windowHist = [numWindowKinds]histKind{histTTFT, histTPOT, histITL, histE2E}
-
 var windowNames = [numWindowKinds]string{"llm.ttft.window", "llm.tpot.window", "llm.itl.window", "llm.e2e.window"}
 
 const windowDescription = "Percentile over the sliding window (per collector replica; not mergeable across replicas: use the histograms for that)."
@@ -187,18 +193,6 @@ const (
 
 // metricNamesValues are the allowed metric_names, the default first.
 var metricNamesValues = []string{metricNamesV141, metricNamesNext}
-
-// usageKind is a token counter of the next names.
-type usageKind uint8
-
-const (
-	usageInput usageKind = iota
-	usageOutput
-	usageCacheRead
-	usageCacheWrite
-	usageReasoning
-	numUsageKinds
-)
 
 // metricNames is one convention version's names of the distributions and
 // token counters; the SLO and window metrics are the same in every version.
@@ -266,3 +260,34 @@ func (n *metricNames) counters() bool { return n.usage[usageInput][layerClient] 
 func (n *metricNames) usageDef(u usageKind, l layerIndex) metricDef {
 	return metricDef{n.usage[u][l], unitTokens, n.usageDesc[u]}
 }
+
+// output is what a flush of this name set writes, with the connector's
+// percentiles and pressure settings.
+func (n *metricNames) output(cfg *Config) *series.Output {
+	out := &series.Names{
+		Requests: metricSLORequests.def(), Met: metricSLOMet.def(), Violated: metricSLOViolated.def(),
+		Unknown: metricSLOUnknown.def(), TokensMet: metricSLOTokensMet.def(), Weighted: metricSLOWeighted.def(),
+		WeightedSpans: metricSLOWeightedSpans.def(), Violations: metricSLOViolations.def(),
+		Goodput: metricSLOGoodput.def(), Pressure: metricSLOPressure.def(),
+	}
+	for k := range numHistKinds {
+		for l := range layerIndex(numLayers) {
+			out.Hist[k][l] = n.histDef(k, l).def()
+		}
+		if tt, ok := tokenType[k]; ok && n.tokenType {
+			out.TokenType[k] = tt
+		}
+	}
+	for u := range numUsageKinds {
+		for l := range layerIndex(numLayers) {
+			out.Usage[u][l] = n.usageDef(u, l).def()
+		}
+	}
+	for w := range numWindowKinds {
+		out.Window[w] = metricDef{windowNames[w], unitSeconds, windowDescription}.def()
+	}
+	return &series.Output{Names: out, Delta: cfg.AggregationTemporality == temporalityDelta, Percentiles: cfg.Percentiles,
+		PressureQuantile: cfg.Pressure.Quantile, PressureMinRequests: cfg.Pressure.MinRequests}
+}
+
+func (d metricDef) def() series.Def { return series.Def{Name: d.name, Unit: d.unit, Desc: d.desc} }

@@ -5,9 +5,11 @@ package llmsloconnector
 
 import (
 	"math/bits"
+	"time"
 
 	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/exemplar"
+	"github.com/llmslo/llmslo/llmsloconnector/internal/series"
 )
 
 // observation is what one span contributes, read from it before the series
@@ -114,4 +116,80 @@ func (o *observation) resolveSLOs(names *sloNames) {
 		kept = append(kept, so)
 	}
 	o.slos = kept
+}
+
+// addTo records o in s, n times: n is the span's adjusted count, rounded
+// by the caller (1 for an unsampled span). names gives each SLO its
+// unknown_verdicts. The caller holds the series' lock.
+func (o *observation) addTo(s *series.Series, now time.Time, n uint64, names *sloNames) {
+	s.Seen(now)
+	for k := range numHistKinds {
+		if o.has[k] {
+			s.Add(k, o.values[k], now, n)
+		}
+	}
+	if len(o.gaps) > 0 {
+		s.AddGaps(o.gaps, o.weights, now, n)
+	}
+	for i := range o.slos {
+		so := &o.slos[i]
+		v := so.verdict()
+		s.AddVerdict(so.index, &v, o.tokens, now, n, o.adjusted > 1, names.excludesUnknown(so.index))
+	}
+	if s.CountsUsage() {
+		o.addUsage(s, n)
+	}
+	if ex := s.Exemplars(); ex != nil {
+		o.offerExemplars(ex)
+	}
+}
+
+// addUsage adds the span's token counts, n times (its adjusted count).
+func (o *observation) addUsage(s *series.Series, n uint64) {
+	u := &o.usage
+	if o.has[histInputTokens] {
+		u.n[usageInput], u.has = uint64(o.values[histInputTokens]), u.has|1<<usageInput
+	}
+	if o.has[histOutputTokens] {
+		u.n[usageOutput], u.has = uint64(o.values[histOutputTokens]), u.has|1<<usageOutput
+	}
+	if u.has == 0 {
+		return
+	}
+	s.AddUsage(&u.n, u.has, n)
+}
+
+// offerExemplars offers o's values, with the span they came from, to a
+// series' exemplars. ITL offers the span's largest gap: one exemplar
+// candidate per span, whatever the number of gaps. A violated request is
+// ranked by its E2E, else its duration (a failed request has only that).
+func (o *observation) offerExemplars(ex *series.Exemplars) {
+	e := o.ref
+	for k := range numHistKinds {
+		if o.has[k] {
+			e.Value = o.values[k]
+			ex.Offer(k, e)
+		}
+	}
+	if len(o.gaps) > 0 {
+		e.Value = maxOf(o.gaps)
+		ex.Offer(histITL, e)
+	}
+	e.Value = o.values[histDuration]
+	if o.has[histE2E] {
+		e.Value = o.values[histE2E]
+	}
+	for i := range o.slos {
+		if so := &o.slos[i]; so.decided && !so.met {
+			ex.OfferViolated(so.index, e)
+		}
+	}
+}
+
+func maxOf(vs []float64) float64 {
+	m := vs[0]
+	for _, v := range vs[1:] {
+		m = max(m, v)
+	}
+	return m
 }

@@ -6,17 +6,14 @@ package llmsloconnector
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
-
-	"github.com/llmslo/llmslo/internal/aggregate"
 	"github.com/llmslo/llmslo/internal/catalog"
 	"github.com/llmslo/llmslo/internal/confcheck"
 	"github.com/llmslo/llmslo/internal/contract"
 	"github.com/llmslo/llmslo/internal/registry"
+	"github.com/llmslo/llmslo/llmsloconnector/internal/series"
 )
 
 // PressureConfig configures the llm.slo.pressure gauge: per SLO and
@@ -80,26 +77,11 @@ const (
 	maxPressureMinRequests = 1_000_000
 )
 
-// oneSpanCannotSet reports whether, in a window of n values whose heaviest
-// span added w of them, that span stays out of the q-quantile: the
-// quantile interpolates the order statistics at ranks floor((n-1)q) and
-// the next (aggregate.Sketch.Quantile), and a span of weight w that is the
-// window's largest holds the top w ranks, so it is left out when
-// floor((n-1)q) + 1 < n - w. Then one span, whatever its latency, moves the
-// quantile by at most w ranks of the other requests' latencies, never
-// above the largest of them.
-func oneSpanCannotSet(n, w uint64, q float64) bool {
-	if n <= w+1 {
-		return false
-	}
-	return uint64(math.Floor(float64(n-1)*q))+w+2 <= n
-}
-
 // minRobustRequests is the fewest unweighted requests at which no one of
 // them can be the q-quantile (12 at 0.9, 22 at 0.95, 102 at 0.99).
 func minRobustRequests(q float64) int {
 	for n := uint64(3); n <= maxPressureMinRequests; n++ {
-		if oneSpanCannotSet(n, 1, q) {
+		if series.OneSpanCannotSet(n, 1, q) {
 			return int(n)
 		}
 	}
@@ -111,15 +93,9 @@ func minRobustRequests(q float64) int {
 var metricSLOPressure = metricDef{catalog.SLOPressure.Name, catalog.SLOPressure.Unit,
 	"Window quantile (pressure.quantile) of a constraint's latency divided by the SLO's threshold for it, per SLO and constraint (per collector replica): above 1, the quantile misses the threshold."}
 
-// windowConstraint is the contract constraint each window measures, by
-// windowKind; empty: no SLO constraint bounds that distribution. The itl
-// window holds every gap, while the processor's itl constraint bounds each
-// request's largest gap, so its quantile is not the constrained value.
-var windowConstraint = [numWindowKinds]string{
-	windowTTFT: contract.ConstraintTTFT,
-	windowTPOT: contract.ConstraintTPOT,
-	windowE2E:  contract.ConstraintE2E,
-}
+// windowConstraint is the contract constraint each window measures
+// (series.WindowConstraint); empty: none.
+var windowConstraint = series.WindowConstraint
 
 // thresholds are a PressureSLO's thresholds, by windowKind.
 func (p *PressureSLO) thresholds() [numWindowKinds]time.Duration {
@@ -137,11 +113,10 @@ func pressureConstraints() []string {
 	return names
 }
 
-// validatePressure checks the pressure block. The quantile and the
+// validate checks the pressure block. The quantile and the
 // minimum are checked even when no SLO is listed: a value out of range is
 // a mistake whether or not the gauge is on yet.
-func (c *Config) validatePressure() []error {
-	p := &c.Pressure
+func (p *PressureConfig) validate() []error {
 	var errs []error
 	switch {
 	case !(p.Quantile > 0 && p.Quantile < 1):
@@ -179,7 +154,7 @@ func (c *Config) validatePressure() []error {
 }
 
 // pressureSpec is one SLO's thresholds in seconds, by windowKind (0: none).
-type pressureSpec [numWindowKinds]float64
+type pressureSpec = series.Thresholds
 
 // pressureSpecs are the thresholds written in the configuration, by SLO
 // name; nil when off. They serve until Start resolves the SLOs against the
@@ -201,40 +176,6 @@ func specOf(th [numWindowKinds]time.Duration) *pressureSpec {
 		spec[w] = d.Seconds()
 	}
 	return &spec
-}
-
-// emitPressure writes, for window w of s (merged into sk, with at least one
-// sample; heaviest is the most one span added to it), the pressure of every
-// SLO that judged a span of s and bounds the window's constraint, when the
-// window holds min_requests requests and no one span can be its quantile
-// (oneSpanCannotSet). Flush only: the per-span path is unchanged.
-func (c *llmSLOConnector) emitPressure(b *builder, s *series, ts pcommon.Timestamp, w windowKind, sk *aggregate.Sketch, heaviest uint64) {
-	if c.pressure == nil || windowConstraint[w] == "" {
-		return
-	}
-	n := sk.Count()
-	if n < uint64(c.cfg.Pressure.MinRequests) || !oneSpanCannotSet(n, heaviest, c.cfg.Pressure.Quantile) {
-		return
-	}
-	var q float64
-	computed := false
-	for i, sc := range s.slos {
-		name, ok := c.src.names.name(i)
-		if sc == nil || !ok {
-			continue
-		}
-		spec := c.pressure[name]
-		if spec == nil || spec[w] == 0 {
-			continue
-		}
-		if !computed {
-			q, computed = sk.Quantile(c.cfg.Pressure.Quantile), true
-		}
-		dp := stamp(s, b.gauge(s, metricSLOPressure).AppendEmpty(), ts)
-		dp.Attributes().PutStr(attrSLOName, name)
-		dp.Attributes().PutStr(attrSLOConstraint, windowConstraint[w])
-		dp.SetDoubleValue(q / spec[w])
-	}
 }
 
 // judgedSLO is an SLO a processor of this collector judges, with that

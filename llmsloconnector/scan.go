@@ -50,7 +50,7 @@ func (f *spanFields) clear() {
 // scan reads everything the connector needs from the span's attributes in
 // one pass: a span carries a few dozen attributes, and one pass with a
 // prefix test beats a lookup per field.
-func (c *llmSLOConnector) scan(attrs pcommon.Map, o *observation, f *spanFields) {
+func (c *spanReader) scan(attrs pcommon.Map, o *observation, f *spanFields) {
 	prefix := c.src.keys.Prefix
 	for key, v := range attrs.All() {
 		if len(key) > len(prefix) && hasShortPrefix(key, prefix) {
@@ -80,7 +80,7 @@ func hasShortPrefix(key, prefix string) bool {
 // scanOwn reads one key under the processor's prefix. Every key the
 // processor writes is the prefix plus a fixed suffix: a switch on
 // constants is a few comparisons.
-func (c *llmSLOConnector) scanOwn(key string, v pcommon.Value, o *observation, f *spanFields) {
+func (c *spanReader) scanOwn(key string, v pcommon.Value, o *observation, f *spanFields) {
 	switch key[len(c.src.keys.Prefix):] {
 	case contract.SuffixSource:
 		f.source = true
@@ -117,7 +117,7 @@ func (c *llmSLOConnector) scanOwn(key string, v pcommon.Value, o *observation, f
 
 // scanVerdict reads an SLO verdict key, or its causes; observe keeps them
 // only under a name the processors judge.
-func (c *llmSLOConnector) scanVerdict(key string, v pcommon.Value, o *observation) {
+func (c *spanReader) scanVerdict(key string, v pcommon.Value, o *observation) {
 	name, isMet, ok := c.src.keys.ParseSLOKey(key)
 	if !ok {
 		if name, ok := c.src.keys.ParseSLOCausesKey(key); ok {
@@ -172,7 +172,7 @@ func (set keyLengths) mayHold(key string) bool {
 
 // scanOther reads the conventions' keys of the default dimensions and the
 // configured dimensions.
-func (c *llmSLOConnector) scanOther(key string, v pcommon.Value, f *spanFields) {
+func (c *spanReader) scanOther(key string, v pcommon.Value, f *spanFields) {
 	switch key {
 	case keyProviderName:
 		f.provider = v.Str()

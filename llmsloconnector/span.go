@@ -4,46 +4,52 @@
 package llmsloconnector
 
 import (
-	"hash/maphash"
 	"math"
-	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/llmslo/llmslo/internal/adjusted"
 	"github.com/llmslo/llmslo/internal/exemplar"
+	"github.com/llmslo/llmslo/internal/registry"
+	"github.com/llmslo/llmslo/llmsloconnector/internal/series"
 )
 
-// consumeSpan aggregates one span; false when it carries no processor
-// output.
-func (c *llmSLOConnector) consumeSpan(span ptrace.Span, sc *scratch, now time.Time) bool {
-	o := &sc.obs
-	if !c.observe(span, sc) {
-		return false
+// spanReader reads what the connector needs from a span: the processor's
+// attributes into an observation, and the span's series key. Its methods
+// keep the receiver name c of the connector they were written for, so the
+// reading code reads the same.
+type spanReader struct {
+	cfg *Config
+	// src is where the processor's attributes are read and which SLO
+	// names count; set at creation and again at Start, before any span.
+	src *source
+	// otherLens are the lengths of the keys scanOther reads.
+	otherLens keyLengths
+	// names are the metric names of the configured convention version.
+	names *metricNames
+	// classes are input_token_classes; nil when off.
+	classes *inputClasses
+}
+
+func newSpanReader(cfg *Config) spanReader {
+	r := spanReader{cfg: cfg, names: namesFor(cfg.MetricNames), classes: newInputClasses(cfg.InputTokenClasses)}
+	r.otherLens = lengthsOf(keyProviderName, keySystem, keyOperationName)
+	for _, d := range cfg.Dimensions {
+		r.otherLens |= lengthsOf(d.Name)
 	}
-	key, dims, resStart := c.seriesKey(sc)
-	sh := &c.shards[maphash.Bytes(c.seed, key)%numShards]
-	sh.mu.Lock()
-	s := sh.series[string(key)]
-	if s == nil && c.limits.admit(o.layer) {
-		s = c.newSeries(dims, resStart, o.layer)
-		sh.series[string(key)] = s
+	// A provisional source: Start resolves it again once every processor
+	// of the collector has registered.
+	var err error
+	if r.src, err = resolveSource(cfg.AttributePrefix, registry.Processors()); err != nil {
+		r.src, _ = resolveSource(cfg.AttributePrefix, nil)
 	}
-	if s != nil {
-		c.record(s, o, now, sh.rounder.Round(o.adjusted))
-		sh.mu.Unlock()
-		return true
-	}
-	sh.mu.Unlock()
-	c.recordOverflow(o, now)
-	sc.overflowed++
-	return true
+	return r
 }
 
 // observe reads the span into sc.obs; false when the processor did not
 // write it (no source, or a layer that is neither client nor server).
-func (c *llmSLOConnector) observe(span ptrace.Span, sc *scratch) bool {
+func (c *spanReader) observe(span ptrace.Span, sc *scratch) bool {
 	o, f := &sc.obs, &sc.fields
 	o.reset()
 	f.reset(len(c.cfg.Dimensions))
@@ -95,7 +101,7 @@ func (c *llmSLOConnector) observe(span ptrace.Span, sc *scratch) bool {
 // collide. Values are repaired for the backend first, so two raw values
 // that repair alike share a series. resStart is the index of the first
 // resource dimension in dims.
-func (c *llmSLOConnector) seriesKey(sc *scratch) (key []byte, dims []dimValue, resStart int) {
+func (c *spanReader) seriesKey(sc *scratch) (key []byte, dims []series.Dim, resStart int) {
 	f, res := &sc.fields, &sc.resource
 	key = append(sc.key[:0], byte(sc.obs.layer))
 	resStart = math.MaxInt // until the resource dimensions: values to repair
@@ -111,7 +117,7 @@ func (c *llmSLOConnector) seriesKey(sc *scratch) (key []byte, dims []dimValue, r
 		key = append(key, 1)
 		key = append(key, value...)
 		key = append(key, 0)
-		dims = append(dims, dimValue{name, value})
+		dims = append(dims, series.Dim{Name: name, Value: value})
 	}
 	add(attrRequestModel, f.model, f.model != "")
 	provider := firstOf(f.provider, f.system)
@@ -132,7 +138,7 @@ func (c *llmSLOConnector) seriesKey(sc *scratch) (key []byte, dims []dimValue, r
 		// attribute_value_length_limit must not merge two classes.
 		name := c.classes.names[sc.obs.inputClass]
 		key = append(append(append(key, 1), name...), 0)
-		dims = append(dims, dimValue{attrInputClass, name})
+		dims = append(dims, series.Dim{Name: attrInputClass, Value: name})
 	}
 	// The resource's values were repaired when it was read: count its
 	// repairs for this span, as if repaired here.
@@ -202,7 +208,7 @@ const defaultMaxAdjustedCount = 100
 //
 // The spans of a batch from one sampler share one tracestate, so the last
 // one read is remembered for the batch (ConsumeTraces forgets it).
-func (c *llmSLOConnector) readAdjusted(span ptrace.Span, sc *scratch) {
+func (c *spanReader) readAdjusted(span ptrace.Span, sc *scratch) {
 	ts := span.TraceState().AsRaw()
 	if ts != sc.lastTS || !sc.lastTSRead {
 		sc.lastTS, sc.lastTSRead = ts, true

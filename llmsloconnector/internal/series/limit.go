@@ -1,14 +1,14 @@
 // Copyright The llmslo Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package llmsloconnector
+package series
 
 import (
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/llmslo/llmslo/internal/adjusted"
+	"github.com/llmslo/llmslo/internal/catalog"
 )
 
 // limiter is the cardinality policy, OpenTelemetry Go's rule for
@@ -29,15 +29,15 @@ import (
 // can add a stream outside the limit.
 type limiter struct {
 	limit    int64 // 0: no limit
-	count    [numLayers]atomic.Int64
+	count    [NumLayers]atomic.Int64
 	mu       sync.Mutex
-	overflow [numLayers]*series // guarded by mu
+	overflow [NumLayers]*Series // guarded by mu
 	rounder  *adjusted.Rounder  // guarded by mu
 }
 
 // admit takes a slot for a new series of layer, or reports false at the
 // limit.
-func (l *limiter) admit(layer layerIndex) bool {
+func (l *limiter) admit(layer Layer) bool {
 	n := l.count[layer].Add(1)
 	if l.limit > 0 && n > l.limit-1 {
 		l.count[layer].Add(-1)
@@ -47,38 +47,41 @@ func (l *limiter) admit(layer layerIndex) bool {
 }
 
 // release gives back the slot of an expired series.
-func (l *limiter) release(layer layerIndex) { l.count[layer].Add(-1) }
+func (l *limiter) release(layer Layer) { l.count[layer].Add(-1) }
 
-// live is the number of ordinary series of layer.
-func (l *limiter) live(layer layerIndex) int64 { return l.count[layer].Load() }
+// Live is the number of ordinary series of layer.
+func (st *Store) Live(layer Layer) int64 { return st.limits.count[layer].Load() }
 
-// recordOverflow adds o to its layer's overflow series, creating it on
-// first use.
-func (c *llmSLOConnector) recordOverflow(o *observation, now time.Time) {
-	l := &c.limits
+// LockOverflow locks the overflow series and returns layer's, creating it
+// on first use, with the whole count of adjusted; UnlockOverflow releases
+// it.
+func (st *Store) LockOverflow(layer Layer, adjusted float64) (*Series, uint64) {
+	l := &st.limits
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	s := l.overflow[o.layer]
+	s := l.overflow[layer]
 	if s == nil {
-		s = c.overflowSeries(o.layer)
-		l.overflow[o.layer] = s
+		s = st.overflowSeries(layer)
+		l.overflow[layer] = s
 	}
-	c.record(s, o, now, l.rounder.Round(o.adjusted))
+	return s, l.rounder.Round(adjusted)
 }
+
+// UnlockOverflow releases the overflow series.
+func (st *Store) UnlockOverflow() { st.limits.mu.Unlock() }
 
 // overflowSeries returns a new overflow series of layer: its attributes
 // are otel.metric.overflow=true, the layer (the metric names differ by
 // layer) and collector.instance.id (so replicas' overflow series stay
 // apart).
-func (c *llmSLOConnector) overflowSeries(layer layerIndex) *series {
-	s := c.emptySeries(layer)
-	s.dims.PutBool(attrOverflow, true)
-	c.putCommonDims(s)
+func (st *Store) overflowSeries(layer Layer) *Series {
+	s := st.newSeries(layer)
+	s.dims.PutBool(catalog.AttrOverflow, true)
+	st.putCommonDims(s)
 	return s
 }
 
 // eachOverflow runs fn on every overflow series, under the overflow lock.
-func (l *limiter) eachOverflow(fn func(*series)) {
+func (l *limiter) eachOverflow(fn func(*Series)) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, s := range l.overflow {

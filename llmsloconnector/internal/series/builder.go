@@ -1,13 +1,16 @@
 // Copyright The llmslo Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package llmsloconnector
+package series
 
 import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/llmslo/llmslo/internal/metadata"
 )
+
+// Def is a metric's name, unit and description.
+type Def struct{ Name, Unit, Desc string }
 
 // builder assembles one flush's pmetric.Metrics: one ResourceMetrics per
 // distinct set of resource dimensions, one Metric per name within it.
@@ -27,7 +30,7 @@ func newBuilder(delta bool) *builder {
 }
 
 // metric returns the metric def of s's resource, adding it on first use.
-func (b *builder) metric(s *series, def metricDef) pmetric.Metric {
+func (b *builder) metric(s *Series, def *Def) pmetric.Metric {
 	rb := b.resources[s.resKey]
 	if rb == nil {
 		rm := b.md.ResourceMetrics().AppendEmpty()
@@ -37,13 +40,13 @@ func (b *builder) metric(s *series, def metricDef) pmetric.Metric {
 		rb = &resourceBuilder{sm: sm, metrics: map[string]pmetric.Metric{}}
 		b.resources[s.resKey] = rb
 	}
-	m, ok := rb.metrics[def.name]
+	m, ok := rb.metrics[def.Name]
 	if !ok {
 		m = rb.sm.Metrics().AppendEmpty()
-		m.SetName(def.name)
-		m.SetUnit(def.unit)
-		m.SetDescription(def.desc)
-		rb.metrics[def.name] = m
+		m.SetName(def.Name)
+		m.SetUnit(def.Unit)
+		m.SetDescription(def.Desc)
+		rb.metrics[def.Name] = m
 	}
 	return m
 }
@@ -56,7 +59,7 @@ func (b *builder) temporality() pmetric.AggregationTemporality {
 }
 
 // sum returns the points of a monotonic sum.
-func (b *builder) sum(s *series, def metricDef) pmetric.NumberDataPointSlice {
+func (b *builder) sum(s *Series, def *Def) pmetric.NumberDataPointSlice {
 	m := b.metric(s, def)
 	if m.Type() != pmetric.MetricTypeSum {
 		sum := m.SetEmptySum()
@@ -67,7 +70,7 @@ func (b *builder) sum(s *series, def metricDef) pmetric.NumberDataPointSlice {
 }
 
 // gauge returns the points of a gauge.
-func (b *builder) gauge(s *series, def metricDef) pmetric.NumberDataPointSlice {
+func (b *builder) gauge(s *Series, def *Def) pmetric.NumberDataPointSlice {
 	m := b.metric(s, def)
 	if m.Type() != pmetric.MetricTypeGauge {
 		m.SetEmptyGauge()
