@@ -63,11 +63,14 @@ func (c *spanReader) scan(attrs pcommon.Map, o *observation, f *spanFields) {
 	}
 }
 
-// hasShortPrefix is key[:len(prefix)] == prefix for len(key) >= len(prefix).
+// hasShortPrefix is strings.HasPrefix(key, prefix) for a short prefix.
 // The prefix is a few bytes ("llm."): comparing them inline, first byte
 // first, rejects the conventions' keys without the call to memequal that a
 // string comparison of a non-constant length costs on every attribute.
 func hasShortPrefix(key, prefix string) bool {
+	if len(key) < len(prefix) {
+		return false
+	}
 	key = key[:len(prefix)]
 	for i := range len(prefix) {
 		if key[i] != prefix[i] {
@@ -111,7 +114,11 @@ func (c *spanReader) scanOwn(key string, v pcommon.Value, o *observation, f *spa
 	case contract.SuffixITLGapWeights:
 		f.weights, f.hasWeights = v, true
 	default:
-		c.scanVerdict(key, v, o)
+		// Only an SLO's keys remain to read; the processor's other keys
+		// (the parts, the ITL summary, the stream flag) are not parsed.
+		if suffix := key[len(c.src.keys.Prefix):]; hasShortPrefix(suffix, contract.SuffixSLO) {
+			c.scanVerdict(key, v, o)
+		}
 	}
 }
 
