@@ -123,11 +123,7 @@ func (o *observation) resolveSLOs(names *sloNames) {
 // unknown_verdicts. The caller holds the series' lock.
 func (o *observation) addTo(s *series.Series, now time.Time, n uint64, names *sloNames) {
 	s.Seen(now)
-	for k := range numHistKinds {
-		if o.has[k] {
-			s.Add(k, o.values[k], now, n)
-		}
-	}
+	s.AddValues(&o.values, &o.has, now, n)
 	if len(o.gaps) > 0 {
 		s.AddGaps(o.gaps, o.weights, now, n)
 	}

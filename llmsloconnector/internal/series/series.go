@@ -104,13 +104,18 @@ func (s *Series) window(w Window) *aggregate.Window {
 	return s.windows[w]
 }
 
-// Add records value v of kind k, n times, in its histogram and the window
-// that shadows it. Callers hold the series' lock, as for every method that
-// records.
-func (s *Series) Add(k Hist, v float64, now time.Time, n uint64) {
-	s.histogram(k).AddN(v, n)
-	if w := histWindow[k]; w != NumWindows && k != HistITL {
-		s.window(w).AddN(now, v, n)
+// AddValues records each value of kind k whose has[k] is set, n times, in
+// its histogram and the window that shadows it. Callers hold the series'
+// lock, as for every method that records. One call for all of a span's
+// values: a call per value was a tenth of the connector's work on a span.
+func (s *Series) AddValues(values *[NumHists]float64, has *[NumHists]bool, now time.Time, n uint64) {
+	for k := range NumHists {
+		if has[k] {
+			s.histogram(k).AddN(values[k], n)
+			if w := histWindow[k]; w != NumWindows && k != HistITL {
+				s.window(w).AddN(now, values[k], n)
+			}
+		}
 	}
 }
 
