@@ -94,7 +94,7 @@ bench: ## Benchmarks side by side (processor vs bare pass, connector vs spanmetr
 	bench/run.sh
 
 .PHONY: bench-instructions
-bench-instructions: ## Only the built collectors' instructions per span under callgrind (CALLGRIND_N, CALLGRIND_REPS, CALLGRIND_SHAPES; part of bench)
+bench-instructions: ## Only the built collectors' instructions per span under callgrind (CALLGRIND_N, CALLGRIND_REPS, CALLGRIND_SHAPES, CALLGRIND_ARMS, CALLGRIND_EXPORTER; part of bench)
 	bench/collector_instructions.sh
 
 .PHONY: clean

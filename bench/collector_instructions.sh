@@ -10,8 +10,10 @@
 #
 # CALLGRIND_N (default 3200 spans), CALLGRIND_REPS (default 2),
 # CALLGRIND_SHAPES (default mix; also engine, chunks, semconv: each kind of
-# span alone) and CALLGRIND_ARMS narrow or widen the run; CALLGRIND_APPEND=1
-# keeps the previous results and adds to them. Writes
+# span alone) and CALLGRIND_ARMS narrow or widen the run; the arms export
+# the spans over OTLP/HTTP to a sink that discards them, or with
+# CALLGRIND_EXPORTER=debug to the debug exporter; CALLGRIND_APPEND=1 keeps
+# the previous results and adds to them. Writes
 # results/collector_instructions.txt (one line per run) and keeps each
 # run's profile in results/callgrind/ (read one with callgrind_annotate).
 set -euo pipefail

@@ -41,8 +41,9 @@ var instrShapes = map[string]mixParts{
 // it (CALLGRIND_KEEP=0 drops them). CALLGRIND_N sets N (default 3200, a
 // multiple of the 100-span request), CALLGRIND_REPS the repetitions
 // (default 2), CALLGRIND_ARMS and CALLGRIND_SHAPES (mix, engine, chunks,
-// semconv) narrow what runs; collector_instructions.sh starts a new results
-// file unless CALLGRIND_APPEND=1.
+// semconv) narrow what runs; CALLGRIND_EXPORTER=debug sends the spans to
+// the debug exporter instead of over OTLP/HTTP; collector_instructions.sh
+// starts a new results file unless CALLGRIND_APPEND=1.
 func TestCollectorInstructions(t *testing.T) {
 	out := os.Getenv("LLMSLO_BENCH_CALLGRIND")
 	if out == "" {
@@ -64,8 +65,12 @@ func TestCollectorInstructions(t *testing.T) {
 	if st, err := f.Stat(); err == nil && st.Size() > 0 {
 		appended = "CALLGRIND_APPEND=1 "
 	}
-	_, err = fmt.Fprintf(f, "command %sCALLGRIND_N=%d CALLGRIND_REPS=%d CALLGRIND_SHAPES=%s CALLGRIND_ARMS=%s make bench-instructions\n",
-		appended, n, reps, strings.Join(shapes, ","), armList(arms))
+	exporter := ""
+	if !exportsOTLP() {
+		exporter = "CALLGRIND_EXPORTER=debug "
+	}
+	_, err = fmt.Fprintf(f, "command %s%sCALLGRIND_N=%d CALLGRIND_REPS=%d CALLGRIND_SHAPES=%s CALLGRIND_ARMS=%s make bench-instructions\n",
+		appended, exporter, n, reps, strings.Join(shapes, ","), armList(arms))
 	require.NoError(t, err)
 	keep := filepath.Join(filepath.Dir(out), "callgrind")
 	require.NoError(t, os.MkdirAll(keep, 0o755))
@@ -161,9 +166,11 @@ func (r instrRun) line() string {
 // every span was exported, has callgrind write its counts, and stops the
 // collector.
 func runCallgrind(t *testing.T, a arm, bodies [][]byte, spans int, hold time.Duration, dir, name string) instrRun {
-	sink := discardSink(t)
-	defer sink.Close()
-	a.traceExporter = sink.URL
+	if exportsOTLP() {
+		sink := discardSink(t)
+		defer sink.Close()
+		a.traceExporter = sink.URL
+	}
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	telPort := freePort(t)
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
@@ -243,6 +250,12 @@ func waitAnswer(t *testing.T, client *http.Client, url string, exited chan error
 	t.Fatal("the collector did not answer within 5 minutes under callgrind")
 	return time.Time{}
 }
+
+// exportsOTLP reports whether the arms export their spans over OTLP/HTTP
+// (the default) rather than to the debug exporter, which encodes nothing
+// (CALLGRIND_EXPORTER=debug, as the figures before the OTLP export were
+// measured).
+func exportsOTLP() bool { return envString("CALLGRIND_EXPORTER", "otlp") != "debug" }
 
 // discardSink answers OTLP/HTTP exports with success and keeps nothing:
 // the arms export their spans over OTLP/HTTP as a forwarding collector
