@@ -40,9 +40,14 @@ func main() {
 	dir := flag.String("dir", "results", "results directory")
 	out := flag.String("out", "../BENCHMARKS.md", "output file")
 	collectorOnly := flag.Bool("collector-instructions", false, "print only the built collectors' instruction counts (make bench-instructions) to stdout")
+	instructionsOnly := flag.Bool("instructions", false, "print only the in-process instruction counts (bench/instructions.sh) to stdout")
 	flag.Parse()
 	if *collectorOnly {
 		fmt.Print(collectorInstructionsSection(*dir))
+		return
+	}
+	if *instructionsOnly {
+		fmt.Print(instructionsSection(filepath.Join(*dir, "instructions.txt")))
 		return
 	}
 	r := &results{dir: *dir, stats: readStats(filepath.Join(*dir, "bench.txt"))}
