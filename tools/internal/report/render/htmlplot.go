@@ -102,33 +102,61 @@ func newPlot(title, x, y string) *plot.Plot {
 	return p
 }
 
-// legendEntry is one line of a plot's legend.
+// legendEntry is one line of a plot's legend: a label, shortened to fit
+// the column when it must, then a note kept whole (" (12.5% at 0)").
 type legendEntry struct {
 	label  string
+	note   string
 	thumbs []plot.Thumbnailer
 }
 
 // legendMin is the legend column's least width: plots of short labels keep
-// one data area width, so their axes line up down the page.
-const legendMin = 1.5 * vg.Inch
+// one data area width, so their axes line up down the page. legendMax is
+// its greatest: a longer group name is shortened in the middle (its end,
+// where group names differ, kept), so that it neither runs off the page
+// nor squeezes the data area.
+const (
+	legendMin = 1.5 * vg.Inch
+	legendMax = plotWidth / 3
+)
+
+// fallbackSlack is how much wider than the plot font's metrics a label may
+// be drawn: a browser without Liberation Sans, Arial or Helvetica falls
+// back to a sans-serif such as DejaVu Sans, up to 15% wider, and the
+// legend must still fit the page.
+const fallbackSlack = 1.15
+
+// legendOf is the legend of entries and the width of its column; 0 for
+// none.
+func legendOf(entries []legendEntry, dc draw.Canvas) (plot.Legend, vg.Length) {
+	l := plot.NewLegend()
+	l.TextStyle.Font = sans(10).Font
+	l.Left, l.Top = true, true
+	l.Padding = vg.Points(3)
+	l.ThumbnailWidth = vg.Points(24)
+	if len(entries) == 0 {
+		return l, 0
+	}
+	for _, e := range entries {
+		l.Add(legendLabel(l, e.label, e.note), e.thumbs...)
+	}
+	return l, min(legendMax, max(legendMin, l.Rectangle(dc).Size().X*fallbackSlack+vg.Points(16)))
+}
+
+// legendLabel is label shortened to fit the legend column at legendMax
+// beside a thumbnail, the padding around it and 16 points of margin, in a
+// fallback font too.
+func legendLabel(l plot.Legend, label, note string) string {
+	room := (legendMax-l.ThumbnailWidth-2*l.Padding-vg.Points(16))/fallbackSlack - l.TextStyle.Width(note)
+	return fitLine(l.TextStyle, label, max(room, l.TextStyle.Width("m…m"))) + note
+}
 
 // render draws p beside its legend as inline SVG markup (the XML
 // declaration dropped).
 func render(p *plot.Plot, entries []legendEntry, h vg.Length) template.HTML {
 	c := vgsvg.New(plotWidth, h)
 	dc := draw.New(c)
-	l := plot.NewLegend()
-	l.TextStyle.Font = sans(10).Font
-	l.Left, l.Top = true, true
-	l.Padding = vg.Points(3)
-	l.ThumbnailWidth = vg.Points(24)
-	for _, e := range entries {
-		l.Add(e.label, e.thumbs...)
-	}
-	var lw vg.Length
-	if len(entries) > 0 {
-		lw = max(legendMin, l.Rectangle(dc).Size().X+vg.Points(16))
-	}
+	l, lw := legendOf(entries, dc)
 	// Centred over the plot, a title wider than it would be clipped.
 	p.Title.Text = wrapLines(p.Title.TextStyle, p.Title.Text, plotWidth-lw-vg.Points(10))
 	p.Draw(xLabel(p, draw.Crop(dc, 0, -lw, 0, 0)))

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // TestPaletteDistinct: the plots' twelve colours stay apart: no two closer
@@ -110,4 +112,29 @@ func TestTitlesFit(t *testing.T) {
 	assert.LessOrEqual(t, sty.Width(one), width)
 	assert.True(t, strings.HasSuffix(one, "…del-tail"), "the end kept: %s", one)
 	assert.NotPanics(t, func() { wrapLines(sty, strings.Repeat("x", 1<<20), vg.Points(1)) })
+}
+
+// TestLegendFits: a group name longer than the legend column is shortened
+// in the middle, its start and end kept, and the column stays within
+// legendMax; short names keep the least width, so the data areas line up.
+func TestLegendFits(t *testing.T) {
+	dc := draw.New(vgsvg.New(plotWidth, 3*vg.Inch))
+	long := "model=" + strings.Repeat("meta-llama/Llama-3.1-405B-Instruct-FP8-", 4) + "tenant-b"
+	l, w := legendOf([]legendEntry{{label: "all"}, {label: long, note: " (12.5% at 0)"}}, dc)
+	assert.LessOrEqual(t, w, legendMax, "the column's width")
+	assert.Greater(t, w, legendMin, "a long name takes more than the least width")
+	short := legendLabel(l, long, "")
+	assert.NotEqual(t, long, short)
+	assert.True(t, strings.HasSuffix(short, "tenant-b"), "the end kept: %s", short)
+	assert.True(t, strings.HasPrefix(short, "model=meta-llama"), "the start kept: %s", short)
+	assert.Equal(t, "gpt-4o", legendLabel(l, "gpt-4o", ""), "a name that fits is left alone")
+	noted := legendLabel(l, long, " (12.5% at 0)")
+	assert.True(t, strings.HasSuffix(noted, "-b (12.5% at 0)"), "the note kept whole after the name's end: %s", noted)
+	assert.True(t, strings.HasPrefix(noted, "model="), "the name's start kept: %s", noted)
+	assert.Less(t, len(noted), len(long), noted)
+
+	_, w = legendOf([]legendEntry{{label: "all"}, {label: "gpt-4o"}}, dc)
+	assert.Equal(t, legendMin, w, "short names: the least width")
+	_, w = legendOf(nil, dc)
+	assert.Zero(t, w, "no legend, no column")
 }

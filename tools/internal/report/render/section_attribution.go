@@ -242,7 +242,7 @@ func missesPlot(a schema.Attribution) template.HTML {
 		}
 		below = bar
 		p.Add(bar)
-		entries = append(entries, legendEntry{id, []plot.Thumbnailer{bar}})
+		entries = append(entries, legendEntry{label: id, thumbs: []plot.Thumbnailer{bar}})
 	}
 	ticks := make([]plot.Tick, n)
 	for i := range a.Slowest {

@@ -286,13 +286,13 @@ func capacityPlot(r *schema.Report, c schema.Capacity) template.HTML {
 	p.X.Min, p.X.Max = max(0, lo-1), hi+1
 	p.Y.Min, p.Y.Max = 0, 1.02
 	p.X.Tick.Marker = niceTicks{integer: true}
-	entries := []legendEntry{{"goodput", []plot.Thumbnailer{sc}}}
+	entries := []legendEntry{{label: "goodput", thumbs: []plot.Thumbnailer{sc}}}
 	if obj := capacityObjective(r, c); obj.Valid() {
 		l, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: float64(obj)}, {X: p.X.Max, Y: float64(obj)}})
 		if err == nil {
 			l.Color, l.Dashes = objectiveColour, []vg.Length{vg.Points(6), vg.Points(3)}
 			p.Add(l)
-			entries = append(entries, legendEntry{"objective " + pct(obj), []plot.Thumbnailer{l}})
+			entries = append(entries, legendEntry{label: "objective " + pct(obj), thumbs: []plot.Thumbnailer{l}})
 		}
 	}
 	if c.KneeInFlight != nil {
@@ -301,7 +301,7 @@ func capacityPlot(r *schema.Report, c schema.Capacity) template.HTML {
 		if err == nil {
 			l.Color, l.Width, l.Dashes = kneeColour, vg.Points(1.5), []vg.Length{vg.Points(3), vg.Points(3)}
 			p.Add(l)
-			entries = append(entries, legendEntry{fmt.Sprintf("knee: %d in flight", *c.KneeInFlight), []plot.Thumbnailer{l}})
+			entries = append(entries, legendEntry{label: fmt.Sprintf("knee: %d in flight", *c.KneeInFlight), thumbs: []plot.Thumbnailer{l}})
 		}
 	}
 	return render(p, entries, 3.5*vg.Inch)

@@ -104,7 +104,7 @@ func defsPlot(r *schema.Report, metric string) (template.HTML, bool) {
 		b.LineStyle.Width = 0
 		b.Offset = vg.Length(i-1) * w
 		p.Add(b)
-		entries = append(entries, legendEntry{s.label, []plot.Thumbnailer{b}})
+		entries = append(entries, legendEntry{label: s.label, thumbs: []plot.Thumbnailer{b}})
 	}
 	p.NominalX(names...)
 	// Half a slot each side: the outer bars of the first and last tool

@@ -97,7 +97,7 @@ func cdfPlot(r *schema.Report, metric string) (template.HTML, bool) {
 				p.Add(drawn)
 			}
 		}
-		entries = append(entries, legendEntry{truncate(r.GroupName(c.Group), 32) + zerosNote(c), []plot.Thumbnailer{l}})
+		entries = append(entries, legendEntry{label: truncate(r.GroupName(c.Group), 32), note: zerosNote(c), thumbs: []plot.Thumbnailer{l}})
 	}
 	if math.IsInf(lo, 1) {
 		return "", false

@@ -198,7 +198,7 @@ func sweepPlot(r *schema.Report, name string) template.HTML {
 			l.Width = vg.Points(2.5)
 		}
 		p.Add(l, s)
-		entries = append(entries, legendEntry{truncate(r.GroupName(c.Group), 32), []plot.Thumbnailer{l, s}})
+		entries = append(entries, legendEntry{label: truncate(r.GroupName(c.Group), 32), thumbs: []plot.Thumbnailer{l, s}})
 	}
 	return render(p, entries, 4*vg.Inch)
 }
@@ -320,6 +320,6 @@ func timelinePlot(t schema.Timeline, start string) template.HTML {
 	p.X.Min, p.X.Max = -0.5, float64(len(t.Buckets))-0.5
 	p.Y.Min, p.Y.Max = 0, max(1, top*1.05)
 	p.Y.Tick.Marker = niceTicks{integer: true}
-	entries := []legendEntry{{"met", []plot.Thumbnailer{bm}}, {"violated", []plot.Thumbnailer{bv}}, {"unknown", []plot.Thumbnailer{bu}}}
+	entries := []legendEntry{{label: "met", thumbs: []plot.Thumbnailer{bm}}, {label: "violated", thumbs: []plot.Thumbnailer{bv}}, {label: "unknown", thumbs: []plot.Thumbnailer{bu}}}
 	return render(p, entries, 3.5*vg.Inch)
 }
