@@ -13,20 +13,19 @@ package derive
 // only beyond partSlack of what it divides.
 func (r *request) partsBeyondWhole() {
 	res := r.res
-	for _, p := range [...]struct {
-		v     *Value
-		f     Field
-		whole Value
-	}{
-		{&res.QueueTime, FieldQueueTime, res.TTFT},
-		{&res.PrefillTime, FieldPrefillTime, res.TTFT},
-		{&res.KVTransferTime, FieldKVTransferTime, res.TTFT},
-		{&res.DecodeTime, FieldDecodeTime, res.E2E},
-	} {
-		if p.v.S == Known && p.whole.S == Known && p.v.V > p.whole.V*(1+partSlack)+partSlackSeconds {
-			*p.v = Value{}
-			r.errs.Set(p.f, Implausible)
-		}
+	r.partBeyond(&res.QueueTime, FieldQueueTime, &res.TTFT)
+	r.partBeyond(&res.PrefillTime, FieldPrefillTime, &res.TTFT)
+	r.partBeyond(&res.KVTransferTime, FieldKVTransferTime, &res.TTFT)
+	r.partBeyond(&res.DecodeTime, FieldDecodeTime, &res.E2E)
+}
+
+// partBeyond refuses part, field f, when it exceeds whole beyond the
+// slack. A call per part, inlined: the table of parts this was written
+// over first cost a copy of every value on every span.
+func (r *request) partBeyond(part *Value, f Field, whole *Value) {
+	if part.S == Known && whole.S == Known && part.V > whole.V*(1+partSlack)+partSlackSeconds {
+		*part = Value{}
+		r.errs.Set(f, Implausible)
 	}
 }
 
