@@ -126,10 +126,10 @@ func (s *SLO) JudgeLimits(r *derive.Result, l *Limits, v *Verdict) {
 	if r.Failed {
 		v.Violations = append(v.Violations, contract.ViolationError)
 	}
-	unknown := false
+	unknown, hides := false, s.hidesQualified(r)
 	for i := range constraints {
 		c := &constraints[i]
-		lim := *c.limit(l)
+		lim := c.limit(l)
 		if !lim.Set {
 			continue
 		}
@@ -137,7 +137,11 @@ func (s *SLO) JudgeLimits(r *derive.Result, l *Limits, v *Verdict) {
 			unknown = true
 			continue
 		}
-		switch x := s.value(i, r); x.S {
+		x := c.value(r)
+		if hides {
+			x = hideQualified(i, x)
+		}
+		switch x.S {
 		case derive.Known:
 			if x.V > lim.Seconds {
 				v.Violations = append(v.Violations, c.name)
@@ -165,7 +169,23 @@ func (s *SLO) JudgeLimits(r *derive.Result, l *Limits, v *Verdict) {
 // TPOT from it, are missing to an SLO that takes them as unknown.
 func (s *SLO) value(i int, r *derive.Result) derive.Value {
 	x := constraints[i].value(r)
-	if s.QualifiedTTFTUnknown && r.TTFTQualified && x.S == derive.Known && (constraints[i].name == TTFT || constraints[i].name == TPOT) {
+	if s.hidesQualified(r) {
+		x = hideQualified(i, x)
+	}
+	return x
+}
+
+// hidesQualified reports whether the SLO takes r's TTFT, and the TPOT from
+// it, as unknown: it is qualified, and the SLO says qualified_ttft:
+// unknown.
+func (s *SLO) hidesQualified(r *derive.Result) bool {
+	return s.QualifiedTTFTUnknown && r.TTFTQualified
+}
+
+// hideQualified is x, constraint i's value, as an SLO that hides a
+// qualified TTFT judges it: missing for a known TTFT or TPOT.
+func hideQualified(i int, x derive.Value) derive.Value {
+	if x.S == derive.Known && (constraints[i].name == TTFT || constraints[i].name == TPOT) {
 		return derive.Value{}
 	}
 	return x
