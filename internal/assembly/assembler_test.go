@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -298,4 +299,35 @@ func TestAssemblyRetryCountedOnce(t *testing.T) {
 		assert.Equal(t, fails+1, conn.sends, "%d refusals: sends through the fan-out", fails)
 		assert.Equal(t, 10, conn.spans, "%d refusals: counted once", fails)
 	}
+}
+
+// TestAssemblyConcurrentBatches: batches without steps run beside batches
+// of steps (a collector's receivers call the processor concurrently). A
+// batch with no step must not read the entries another batch is touching:
+// it did, unlocked, and a collector under load crashed on a nil entry.
+// Run with -race.
+func TestAssemblyConcurrentBatches(t *testing.T) {
+	r := newRig(t, nil, consumertest.NewNop())
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 300 {
+				var td ptrace.Traces
+				if g%2 == 0 {
+					td = stepBatch(byte(g*64+i%64), 8)
+				} else {
+					td = ptrace.NewTraces()
+					s := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+					s.SetName("not a step")
+				}
+				b := r.a.Begin(td)
+				assert.False(t, b.completed, "no request is held: nothing completes")
+				r.a.batches.Put(b)
+			}
+		}()
+	}
+	wg.Wait()
+	r.check()
 }

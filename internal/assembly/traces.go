@@ -124,6 +124,11 @@ func (a *Assembler) recordSteps(td ptrace.Traces) bool {
 			}
 		}
 	}
+	if !locked {
+		// No step in this batch: it touched no entry, and a.touched is
+		// another batch's, under the lock this one does not hold.
+		return false
+	}
 	completed := false
 	for _, e := range a.touched {
 		e.touched = false
