@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -47,11 +48,27 @@ func collectorBinary(t *testing.T) string {
 }
 
 func freePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		port := ln.Addr().(*net.TCPAddr).Port
+		require.NoError(t, ln.Close())
+		// The kernel may hand a closed port out again: two processes of
+		// one test were once given the same one (Prometheus and a
+		// collector's receiver), so no port is given twice.
+		if !portsGiven[port] {
+			portsGiven[port] = true
+			return port
+		}
+	}
 }
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
 
 // startCollector runs the binary on config (with %d placeholders filled) and
 // stops it when the test ends; it returns the running command.
