@@ -84,7 +84,7 @@ func hasShortPrefix(key, prefix string) bool {
 // processor writes is the prefix plus a fixed suffix: a switch on
 // constants is a few comparisons.
 func (c *spanReader) scanOwn(key string, v pcommon.Value, o *observation, f *spanFields) {
-	switch key[len(c.src.keys.Prefix):] {
+	switch suffix := key[len(c.src.keys.Prefix):]; suffix {
 	case contract.SuffixSource:
 		f.source = true
 	case contract.SuffixLayer:
@@ -116,7 +116,7 @@ func (c *spanReader) scanOwn(key string, v pcommon.Value, o *observation, f *spa
 	default:
 		// Only an SLO's keys remain to read; the processor's other keys
 		// (the parts, the ITL summary, the stream flag) are not parsed.
-		if suffix := key[len(c.src.keys.Prefix):]; hasShortPrefix(suffix, contract.SuffixSLO) {
+		if hasShortPrefix(suffix, contract.SuffixSLO) {
 			c.scanVerdict(key, v, o)
 		}
 	}
